@@ -1,0 +1,160 @@
+"""One frozen dataclass describes one trial; every default number lives in the block below.
+
+    from trainables.config import TrialConfig
+    cfg = TrialConfig(model="resnet18", device="cpu", epochs=2, max_steps=3, train_size=512)
+
+The orchestrator builds a TrialConfig once per grid cell, ships it to Ray as a plain dict
+(`cfg.to_dict()`), and the trial rebuilds it with `TrialConfig.from_dict`, so validation runs on
+both sides and a bad value never reaches the training loop.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+
+class Device(str, Enum):
+    cpu = "cpu"
+    gpu = "gpu"
+
+
+class Pipeline(str, Enum):
+    loader = "loader"  # paper-style: per-sample transforms in a torch DataLoader with worker processes
+    resident = "resident"  # whole dataset as tensors on the trial's device, augmentation done there
+
+
+class Precision(str, Enum):
+    fp32 = "fp32"
+    amp = "amp"  # bf16 autocast (GPU and CPU)
+
+
+# ---- defaults: the one place where numbers live -------------------------------------------
+EPOCHS = 10  # passes over the training set (the paper: 10)
+BATCH_SIZE = 128  # images per optimizer step
+WORKERS = 2  # DataLoader worker processes (loader pipeline only)
+LR = 0.05  # SGD learning rate, per step (not scaled with batch size)
+MOMENTUM = 0.9  # SGD momentum (dimensionless)
+WEIGHT_DECAY = 5e-4  # L2 penalty coefficient
+TRAIN_SIZE = 50_000  # synthetic training images (CIFAR-10's size)
+TEST_SIZE = 10_000  # synthetic test images (CIFAR-10's size)
+IMAGE_SIZE = 32  # pixels per side fed to every model (CIFAR-10's native size)
+CROP_PADDING = 4  # pixels of zero padding before the random 32x32 crop
+NUM_CLASSES = 10  # classes in every data set benchctl trains on
+SEED = 0  # base seed; repeat r uses SEED + r
+EVAL_BATCH_SIZE = 512  # images per step of the test pass (no gradients, so larger)
+# ---------------------------------------------------------------------------------------------
+
+
+def default_data_dir() -> Path:
+    """Where cifar10 is cached: $BENCHCTL_DATA, else $XDG_CACHE_HOME/benchctl/data, else ~/.cache/..."""
+    if os.environ.get("BENCHCTL_DATA"):
+        return Path(os.environ["BENCHCTL_DATA"])
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache) / "benchctl" / "data"
+
+
+def _positive_int(name: str, value, *, allow_none: bool = False, allow_zero: bool = False) -> None:
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    low = 0 if allow_zero else 1
+    if value < low:
+        raise ValueError(f"{name} must be >= {low}, got {value}")
+
+
+@dataclass(frozen=True)
+class TrialConfig:
+    """Everything that defines one timed training run. Built once, passed whole."""
+
+    model: str
+    device: Device = Device.cpu
+    batch_size: int = BATCH_SIZE
+    pipeline: Pipeline = Pipeline.loader
+    precision: Precision = Precision.fp32
+    seed: int = SEED
+    repeat: int = 0
+    epochs: int = EPOCHS
+    max_steps: int | None = None  # budget: cap on training steps per epoch (time is extrapolated)
+    max_eval_steps: int | None = None  # budget: cap on test-pass steps (accuracy marked partial)
+    dataset: str = "synthetic"  # synthetic | cifar10 | folder:PATH
+    data_dir: str = ""  # cifar10 cache; "" means default_data_dir()
+    train_size: int = TRAIN_SIZE
+    test_size: int = TEST_SIZE
+    workers: int = WORKERS
+    cpus: int = 1  # CPU cores allotted to this trial; torch threads + workers fit inside it
+    lr: float = LR
+    momentum: float = MOMENTUM
+    weight_decay: float = WEIGHT_DECAY
+
+    def __post_init__(self) -> None:
+        # Enums arrive as plain strings from Ray configs and the CLI; coerce, naming the field.
+        for name, enum in (("device", Device), ("pipeline", Pipeline), ("precision", Precision)):
+            value = getattr(self, name)
+            try:
+                object.__setattr__(self, name, enum(value))
+            except ValueError:
+                choices = ", ".join(e.value for e in enum)
+                raise ValueError(f"{name} must be one of {choices}, got {value!r}") from None
+        if not isinstance(self.model, str) or not self.model:
+            raise ValueError(f"model must be a non-empty name, got {self.model!r}")
+        _positive_int("batch_size", self.batch_size)
+        _positive_int("epochs", self.epochs)
+        _positive_int("seed", self.seed, allow_zero=True)
+        _positive_int("repeat", self.repeat, allow_zero=True)
+        _positive_int("max_steps", self.max_steps, allow_none=True)
+        _positive_int("max_eval_steps", self.max_eval_steps, allow_none=True)
+        _positive_int("train_size", self.train_size)
+        _positive_int("test_size", self.test_size)
+        _positive_int("workers", self.workers, allow_zero=True)
+        _positive_int("cpus", self.cpus)
+        for name in ("lr", "momentum", "weight_decay"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise ValueError(f"{name} must be a number >= 0, got {value!r}")
+        if not (self.dataset in ("synthetic", "cifar10") or self.dataset.startswith("folder:")):
+            raise ValueError(f"dataset must be synthetic, cifar10 or folder:PATH, got {self.dataset!r}")
+        if self.dataset == "folder:":
+            raise ValueError("dataset folder: needs a path, e.g. folder:/data/imgs")
+
+    # -- derived, never stored: one source of truth --------------------------------------------
+    @property
+    def data_workers(self) -> int:
+        """DataLoader workers actually used: the resident pipeline has none."""
+        return self.workers if self.pipeline is Pipeline.loader else 0
+
+    @property
+    def torch_threads(self) -> int:
+        """Intra-op threads: the allotment minus the cores the DataLoader workers occupy."""
+        return max(1, self.cpus - self.data_workers)
+
+    @property
+    def cell(self) -> str:
+        """The grid cell this trial measures (everything but the repeat)."""
+        bs = f"bs{self.batch_size}"
+        return "/".join((self.model, self.device.value, bs, self.pipeline.value, self.precision.value))
+
+    @property
+    def trial_id(self) -> str:
+        return f"{self.cell}/r{self.repeat}"
+
+    def resolved_data_dir(self) -> Path:
+        return Path(self.data_dir) if self.data_dir else default_data_dir()
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        for key in ("device", "pipeline", "precision"):
+            d[key] = d[key].value
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> TrialConfig:
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(d) - names)
+        if unknown:
+            raise ValueError(f"unknown trial config keys: {', '.join(unknown)}")
+        return cls(**d)

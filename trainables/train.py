@@ -1,0 +1,125 @@
+"""The trial: train one model on one device for N epochs and time every epoch.
+
+A plain function, usable without Ray:
+
+    from trainables.config import TrialConfig
+    from trainables.train import run_trial
+    result = run_trial(TrialConfig(model="simple_cnn", epochs=2, max_steps=5, train_size=1024))
+    print(result.epochs[-1]["epoch_s"], result.info["device_name"])
+
+`trainables.ray_trainable.tune_trial` wraps it for Ray Tune. Each epoch row holds:
+epoch, warmup, epoch_s, measured_s, data_s, compute_s, eval_s, steps, full_steps, extrapolated,
+images, images_per_s, train_loss, test_acc, eval_images, eval_partial, gpu_mem_peak_mb (GPU only).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from trainables.config import Precision, TrialConfig
+from trainables.data import load_arrays, make_source
+from trainables.device import prepare_device
+from trainables.models import build_model, count_params
+from trainables.timing import StepTimeline, extrapolate, timed
+
+
+@dataclass
+class TrialResult:
+    info: dict  # where and on what it ran (strings), once per trial
+    epochs: list[dict]  # one row of numbers per epoch
+
+
+def _autocast(cfg: TrialConfig, device: torch.device):
+    if cfg.precision is Precision.amp:
+        return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+def _evaluate(model: nn.Module, source, max_steps: int, cfg: TrialConfig, device) -> tuple[float, int]:
+    model.eval()
+    correct = torch.zeros((), dtype=torch.long, device=device)
+    seen = 0
+    with torch.inference_mode(), _autocast(cfg, device):
+        for step, (x, y) in enumerate(source):
+            if step >= max_steps:
+                break
+            correct += (model(x).argmax(1) == y).sum()
+            seen += len(y)
+    return correct.item() / seen, seen
+
+
+def run_trial(cfg: TrialConfig, on_epoch: Callable[[dict, dict], None] | None = None) -> TrialResult:
+    """Train and time `cfg`; `on_epoch(info, row)` is called after every epoch (Ray reports there)."""
+    device, info = prepare_device(cfg)
+    torch.manual_seed(cfg.seed + cfg.repeat)
+    arrays = load_arrays(cfg)
+    model = build_model(cfg.model, arrays.num_classes).to(device)
+    info["params"] = count_params(model)
+    optimizer = torch.optim.SGD(
+        model.parameters(), lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay
+    )
+    loss_fn = nn.CrossEntropyLoss()
+    train_src = make_source(arrays, cfg, device, train=True)
+    test_src = make_source(arrays, cfg, device, train=False)
+    full_steps = len(train_src)
+    steps = min(full_steps, cfg.max_steps or full_steps)
+    eval_full = len(test_src)
+    eval_steps = min(eval_full, cfg.max_eval_steps or eval_full)
+
+    rows: list[dict] = []
+    for epoch in range(1, cfg.epochs + 1):
+        model.train()
+        if device.type == "cuda":
+            torch.cuda.reset_peak_memory_stats(device)
+        loss_sum = torch.zeros((), device=device)
+        images = 0
+        batches = iter(train_src)
+        timeline = StepTimeline(device)
+        timeline.start()
+        for _ in range(steps):
+            x, y = next(batches)
+            timeline.input_ready()
+            with _autocast(cfg, device):
+                loss = loss_fn(model(x), y)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            loss_sum += loss.detach() * len(y)
+            timeline.step_done()
+            images += len(y)
+        t = timeline.stop()
+        del batches  # a capped epoch leaves the loader mid-way; drop it before the test pass
+
+        with timed(device) as eval_elapsed:
+            test_acc, eval_images = _evaluate(model, test_src, eval_steps, cfg, device)
+
+        scale = extrapolate(1.0, t.steps, full_steps)  # 1.0 unless the epoch was capped
+        row = {
+            "epoch": epoch,
+            "warmup": epoch == 1,
+            "epoch_s": t.epoch_s * scale,
+            "measured_s": t.epoch_s,
+            "data_s": t.data_s * scale,
+            "compute_s": t.compute_s * scale,
+            "eval_s": eval_elapsed(),
+            "steps": t.steps,
+            "full_steps": full_steps,
+            "extrapolated": t.steps < full_steps,
+            "images": images,
+            "images_per_s": images / t.epoch_s,
+            "train_loss": loss_sum.item() / images,
+            "test_acc": test_acc,
+            "eval_images": eval_images,
+            "eval_partial": eval_steps < eval_full,
+        }
+        if device.type == "cuda":
+            row["gpu_mem_peak_mb"] = torch.cuda.max_memory_allocated(device) / 2**20
+        rows.append(row)
+        if on_epoch is not None:
+            on_epoch(info, row)
+    return TrialResult(info=info, epochs=rows)
