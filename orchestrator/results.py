@@ -1,0 +1,184 @@
+"""Results on disk: versioned Parquet, one file per trial attempt, never half-written.
+
+    results/<sweep>/epochs/<trial-key>.parquet   one row per trial epoch (attempts that completed)
+    results/<sweep>/trials/<trial-key>.parquet   one row per trial attempt (status ok / error)
+    results/<sweep>/spec.json                    the sweep as it was asked for, plus provenance
+
+    import pyarrow.dataset as ds
+    ds.dataset("results/s1/epochs").to_table()      # plain pyarrow reads it
+    from orchestrator.results import read_results
+    epochs, trials = read_results(Path("results/s1"))  # validated: names the bad file if any
+
+Every file carries `benchctl.schema_version` and `benchctl.kind` in its Parquet metadata.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from orchestrator.errors import BenchctlError
+
+SCHEMA_VERSION = "1"
+_META_VERSION = b"benchctl.schema_version"
+_META_KIND = b"benchctl.kind"
+
+_IDENTITY = [
+    ("sweep", pa.string()),
+    ("cell", pa.string()),
+    ("trial", pa.string()),
+    ("attempt", pa.int32()),
+    ("model", pa.string()),
+    ("params", pa.int64()),
+    ("device", pa.string()),
+    ("device_name", pa.string()),
+    ("host", pa.string()),
+    ("batch_size", pa.int32()),
+    ("pipeline", pa.string()),
+    ("precision", pa.string()),
+    ("dataset", pa.string()),
+    ("repeat", pa.int32()),
+    ("seed", pa.int32()),
+    ("cpus_allotted", pa.int32()),
+    ("torch_threads", pa.int32()),
+    ("data_workers", pa.int32()),
+]
+
+EPOCH_SCHEMA = pa.schema(
+    _IDENTITY
+    + [
+        ("epoch", pa.int32()),
+        ("warmup", pa.bool_()),
+        ("epoch_s", pa.float64()),  # full-epoch training seconds (extrapolated when capped)
+        ("measured_s", pa.float64()),  # training seconds actually measured
+        ("data_s", pa.float64()),
+        ("compute_s", pa.float64()),
+        ("eval_s", pa.float64()),  # test pass, not inside epoch_s
+        ("steps", pa.int32()),
+        ("full_steps", pa.int32()),
+        ("extrapolated", pa.bool_()),
+        ("images", pa.int64()),
+        ("images_per_s", pa.float64()),
+        ("train_loss", pa.float64()),
+        ("test_acc", pa.float64()),
+        ("eval_images", pa.int64()),
+        ("eval_partial", pa.bool_()),
+        ("gpu_mem_peak_mb", pa.float64()),  # null on CPU trials
+    ]
+)
+
+# what a trial reports per epoch: the epoch columns that are not the trial's identity
+EPOCH_METRICS = tuple(EPOCH_SCHEMA.names[len(_IDENTITY) :])
+
+TRIAL_SCHEMA = pa.schema(
+    _IDENTITY
+    + [
+        ("status", pa.string()),  # ok | error
+        ("error", pa.string()),
+        ("epochs_planned", pa.int32()),
+        ("epochs_done", pa.int32()),
+        ("started_at", pa.timestamp("s", tz="UTC")),
+        ("ended_at", pa.timestamp("s", tz="UTC")),
+        ("cpu_model", pa.string()),
+        ("cpu_cores", pa.int32()),
+        ("gpu_name", pa.string()),
+        ("gpu_driver", pa.string()),
+        ("cuda_runtime", pa.string()),
+        ("cudnn", pa.int32()),
+        ("python", pa.string()),
+        ("torch", pa.string()),
+        ("torchvision", pa.string()),
+        ("ray", pa.string()),
+        ("git_commit", pa.string()),
+        ("tune_trial_id", pa.string()),
+        ("config_json", pa.string()),  # the whole TrialConfig
+    ]
+)
+
+_SCHEMAS = {"epochs": EPOCH_SCHEMA, "trials": TRIAL_SCHEMA}
+
+
+class ResultsError(BenchctlError):
+    """A results directory or file cannot be read; the message names it."""
+
+
+def file_key(trial: str, attempt: int) -> str:
+    """A file name for one trial attempt: `resnet18/gpu/bs128/loader/fp32/r0` -> `resnet18_gpu_...-a1`."""
+    return re.sub(r"[^A-Za-z0-9.=-]+", "_", trial) + f"-a{attempt}"
+
+
+def to_table(rows: list[dict], kind: str) -> pa.Table:
+    schema = _SCHEMAS[kind]
+    columns = {name: [row.get(name) for row in rows] for name in schema.names}
+    table = pa.Table.from_pydict(columns, schema=schema)
+    return table.replace_schema_metadata({_META_VERSION: SCHEMA_VERSION.encode(), _META_KIND: kind.encode()})
+
+
+def write_atomic(table: pa.Table, path: Path) -> Path:
+    """Write to a hidden temp name in the same directory, then rename: readers never see half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        pq.write_table(table, tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
+def write_rows(results_dir: Path, kind: str, key: str, rows: list[dict]) -> Path:
+    return write_atomic(to_table(rows, kind), results_dir / kind / f"{key}.parquet")
+
+
+def write_json_atomic(obj: dict, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
+    os.replace(tmp, path)
+    return path
+
+
+def _read_one(path: Path, kind: str) -> pa.Table:
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise ResultsError(f"{path}: not a readable Parquet file ({exc}); delete or move it") from None
+    meta = table.schema.metadata or {}
+    version = meta.get(_META_VERSION)
+    if version is None or meta.get(_META_KIND) != kind.encode():
+        raise ResultsError(
+            f"{path}: not a benchctl {kind} file (no benchctl metadata); move it out of {path.parent}"
+        )
+    if version.decode() != SCHEMA_VERSION:
+        raise ResultsError(
+            f"{path}: schema version {version.decode()}, this benchctl reads version {SCHEMA_VERSION}"
+        )
+    return table
+
+
+def read_kind(results_dir: Path, kind: str) -> pd.DataFrame:
+    """All files of one kind as one DataFrame with the schema's columns (empty if none)."""
+    files = sorted((results_dir / kind).glob("*.parquet"))
+    tables = [_read_one(f, kind) for f in files]
+    if not tables:
+        return _SCHEMAS[kind].empty_table().to_pandas()
+    return pa.concat_tables(tables, promote_options="permissive").to_pandas()
+
+
+def read_results(results_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(epochs, trials) of a sweep directory. Raises ResultsError for a missing or empty directory."""
+    if not results_dir.is_dir():
+        raise ResultsError(f"results directory {results_dir} does not exist; pass the folder a sweep wrote")
+    epochs, trials = read_kind(results_dir, "epochs"), read_kind(results_dir, "trials")
+    if epochs.empty and trials.empty:
+        raise ResultsError(
+            f"{results_dir} holds no benchctl results (no epochs/*.parquet or trials/*.parquet); "
+            "pass the folder a sweep wrote"
+        )
+    return epochs, trials

@@ -1,0 +1,166 @@
+"""The sweep as asked for: one frozen dataclass, validated before Ray starts.
+
+    from orchestrator.spec import SweepSpec, parse_csv
+    spec = SweepSpec(models=("simple_cnn", "resnet18"), devices=("cpu",), epochs=2, max_steps=3)
+    spec.trial_template()   # the TrialConfig fields every cell shares
+
+Field rules are TrialConfig's (trainables/config.py); this adds the grid axes, where the results
+go, and how the sweep runs. Every violation is a SpecError with one line naming the option.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+
+from orchestrator.errors import BenchctlError
+from trainables import config as defaults
+from trainables.config import Device, Pipeline, Precision, TrialConfig
+from trainables.models import PAPER_MODELS, UnknownModel, accepts_native_input, check_model_name
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+class SpecError(BenchctlError):
+    """The sweep as asked for cannot run; exit code 2."""
+
+
+def default_name() -> str:
+    return time.strftime("%Y%m%d-%H%M%S")
+
+
+def parse_csv(text: str, option: str) -> tuple[str, ...]:
+    items = tuple(part.strip() for part in text.split(","))
+    if not text.strip() or any(not item for item in items):
+        raise SpecError(f"{option}: expected a comma-separated list such as 'a,b', got {text!r}")
+    if len(set(items)) != len(items):
+        raise SpecError(f"{option}: {text!r} names a value twice")
+    return items
+
+
+def parse_choices(text: str, enum: type[Enum], option: str) -> tuple:
+    out = []
+    for item in parse_csv(text, option):
+        try:
+            out.append(enum(item))
+        except ValueError:
+            choices = ", ".join(e.value for e in enum)
+            raise SpecError(f"{option}: unknown value {item!r}; choose from {choices}") from None
+    return tuple(out)
+
+
+def parse_ints(text: str, option: str) -> tuple[int, ...]:
+    out = []
+    for item in parse_csv(text, option):
+        try:
+            value = int(item)
+        except ValueError:
+            raise SpecError(f"{option}: {item!r} is not an integer") from None
+        if value < 1:
+            raise SpecError(f"{option}: {value} must be at least 1")
+        out.append(value)
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    models: tuple[str, ...] = PAPER_MODELS
+    devices: tuple[Device, ...] = (Device.cpu, Device.gpu)
+    batch_sizes: tuple[int, ...] = (defaults.BATCH_SIZE,)
+    pipelines: tuple[Pipeline, ...] = (Pipeline.loader,)
+    precisions: tuple[Precision, ...] = (Precision.fp32,)
+    repeats: int = 1  # seeds per cell: repeat r trains with seed + r
+    epochs: int = defaults.EPOCHS
+    dataset: str = "synthetic"
+    data_dir: str = ""
+    train_size: int = defaults.TRAIN_SIZE
+    test_size: int = defaults.TEST_SIZE
+    workers: int = defaults.WORKERS
+    max_steps: int | None = None
+    max_eval_steps: int | None = None
+    seed: int = defaults.SEED
+    cpus_per_trial: int | None = None  # CPU cell allotment; None = all cores of the largest node
+    gpu_cpus: int | None = None  # GPU cell allotment; None = 1 + DataLoader workers
+    max_failures: int = 0  # retries of a failed trial
+    name: str = field(default_factory=default_name)
+    out: Path = Path("results")
+    cluster: Path | None = None
+
+    def __post_init__(self) -> None:
+        for axis in ("models", "devices", "batch_sizes", "pipelines", "precisions"):
+            if not getattr(self, axis):
+                raise SpecError(f"--{axis.replace('_', '-')}: give at least one value")
+            object.__setattr__(self, axis, tuple(getattr(self, axis)))
+        for axis, enum in (("devices", Device), ("pipelines", Pipeline), ("precisions", Precision)):
+            # library callers may pass plain strings; the CLI passes enums already
+            try:
+                object.__setattr__(self, axis, tuple(enum(v) for v in getattr(self, axis)))
+            except ValueError:
+                choices = ", ".join(e.value for e in enum)
+                raise SpecError(f"--{axis}: {getattr(self, axis)} has a value not in {choices}") from None
+        for model in self.models:
+            try:
+                check_model_name(model)
+            except UnknownModel as exc:
+                raise SpecError(f"--models: {exc}") from None
+            if not accepts_native_input(model):
+                raise SpecError(
+                    f"--models: {model} does not accept native 32x32 input; choose a model that does "
+                    "(`benchctl models --all` marks them)"
+                )
+        if not _NAME_RE.match(self.name):
+            raise SpecError(
+                f"--name: {self.name!r} must be 1-100 letters, digits, '.', '_' or '-', starting with a "
+                "letter or digit"
+            )
+        for name, low in (("repeats", 1), ("max_failures", 0)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise SpecError(f"--{name.replace('_', '-')}: must be an integer >= {low}, got {value!r}")
+        for name in ("cpus_per_trial", "gpu_cpus"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise SpecError(f"--{name.replace('_', '-')}: must be an integer >= 1, got {value!r}")
+        try:  # every shared trial field is checked by TrialConfig's own rules
+            for batch in self.batch_sizes:
+                TrialConfig(model=self.models[0], batch_size=batch, **self.trial_template())
+        except ValueError as exc:
+            field_name, _, rule = str(exc).partition(" ")  # TrialConfig messages start with the field
+            raise SpecError(f"--{field_name.replace('_', '-')}: {rule}") from None
+
+    def trial_template(self) -> dict:
+        """TrialConfig fields shared by every cell (the grid axes and the CPU allotment excluded)."""
+        return {
+            "seed": self.seed,
+            "epochs": self.epochs,
+            "max_steps": self.max_steps,
+            "max_eval_steps": self.max_eval_steps,
+            "dataset": self.dataset,
+            "data_dir": self.data_dir,
+            "train_size": self.train_size,
+            "test_size": self.test_size,
+            "workers": self.workers,
+        }
+
+    @property
+    def results_dir(self) -> Path:
+        return self.out / self.name
+
+    def to_dict(self) -> dict:
+        return {
+            "models": list(self.models),
+            "devices": [d.value for d in self.devices],
+            "batch_sizes": list(self.batch_sizes),
+            "pipelines": [p.value for p in self.pipelines],
+            "precisions": [p.value for p in self.precisions],
+            "repeats": self.repeats,
+            "cpus_per_trial": self.cpus_per_trial,
+            "gpu_cpus": self.gpu_cpus,
+            "max_failures": self.max_failures,
+            "name": self.name,
+            "cluster": str(self.cluster) if self.cluster else None,
+            **self.trial_template(),
+        }

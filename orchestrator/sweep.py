@@ -1,0 +1,106 @@
+"""`benchctl sweep`, as a library call: spec in, results directory out.
+
+    from orchestrator.spec import SweepSpec
+    from orchestrator.sweep import run_sweep
+    outcome = run_sweep(SweepSpec(models=("simple_cnn",), devices=("cpu",), epochs=2, max_steps=3))
+
+Order of work: everything that can be refused is refused before anything is written (the name is
+free, the data set is there, every cell fits a node), then the results directory is created, Tune
+runs the grid, and the driver-side writer lands one Parquet file per trial attempt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from orchestrator import cluster
+from orchestrator.errors import RUNTIME, BenchctlError
+from orchestrator.matrix import (
+    describe,
+    expand,
+    param_space,
+    resolve_allotment,
+    trial_config,
+    trial_resources,
+)
+from orchestrator.matrix import unplaceable as find_unplaceable
+from orchestrator.provenance import driver_provenance
+from orchestrator.results import write_json_atomic
+from orchestrator.spec import SpecError, SweepSpec
+from trainables.data import DatasetUnavailable, check_available
+
+
+@dataclass(frozen=True)
+class SweepOutcome:
+    results_dir: Path
+    trials: int
+    failed: int
+    files: list[Path]
+
+
+def _claim_results_dir(spec: SweepSpec) -> Path:
+    """Create results/<name>; refuse an existing one (two sweeps never mix in one directory)."""
+    path = spec.results_dir
+    if path.exists():
+        raise SpecError(f"--name: {path} already exists; choose another --name (or remove that directory)")
+    try:
+        path.mkdir(parents=True)
+    except OSError as exc:
+        raise SpecError(f"--out: cannot create {path} ({exc.strerror}); choose a writable --out") from None
+    return path
+
+
+def run_sweep(spec: SweepSpec, echo: Callable[[str], None] = print) -> SweepOutcome:
+    import ray
+    from ray import tune
+
+    from orchestrator.tune_glue import Progress, ResultsWriter, tune_trial
+
+    if spec.results_dir.exists():
+        raise SpecError(f"--name: {spec.results_dir} already exists; choose another --name")
+    first = trial_config(expand(spec, resolve_allotment(spec, [1]))[0])
+    try:
+        check_available(first)
+    except DatasetUnavailable as exc:
+        raise SpecError(f"--dataset: {exc}") from None
+
+    cluster.connect(spec.cluster)
+    try:
+        nodes = cluster.alive_nodes()
+        alloc = resolve_allotment(spec, [int(n["resources"].get("CPU", 0)) for n in nodes])
+        configs = expand(spec, alloc)
+        problem = find_unplaceable(configs, nodes)
+        if problem:
+            raise SpecError(problem)
+        where = ", ".join(f"{n['host']} ({describe(n['resources'])})" for n in nodes)
+        shapes = sorted({f"{c['device']}: {describe(trial_resources(c))}" for c in configs})
+        echo(f"benchctl: {len(configs)} trials on {where}; per trial {'; '.join(shapes)}")
+
+        results_dir = _claim_results_dir(spec)
+        provenance = driver_provenance()
+        write_json_atomic({"spec": spec.to_dict(), "provenance": provenance}, results_dir / "spec.json")
+        writer = ResultsWriter(results_dir, provenance)
+        progress = Progress(total=len(configs))
+        tuner = tune.Tuner(
+            tune.with_resources(tune_trial, resources=trial_resources),
+            param_space=param_space(spec, alloc),
+            tune_config=tune.TuneConfig(reuse_actors=False),
+            run_config=tune.RunConfig(
+                name=spec.name,
+                storage_path=str((results_dir / ".tune").resolve()),
+                callbacks=[writer, progress],
+                failure_config=tune.FailureConfig(max_failures=spec.max_failures),
+                verbose=0,
+            ),
+        )
+        grid = tuner.fit()
+    finally:
+        ray.shutdown()
+    failed = sum(1 for r in grid if r.error is not None)
+    if failed == len(configs):
+        raise BenchctlError(
+            f"all {failed} trials failed; see {results_dir}/trials (column 'error')", exit_code=RUNTIME
+        )
+    return SweepOutcome(results_dir=results_dir, trials=len(configs), failed=failed, files=writer.written)

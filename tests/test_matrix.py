@@ -1,0 +1,67 @@
+import math
+
+from ray import tune
+
+from orchestrator.matrix import (
+    Allotment,
+    expand,
+    matrix_axes,
+    param_space,
+    resolve_allotment,
+    trial_config,
+    trial_resources,
+    unplaceable,
+)
+from orchestrator.spec import SweepSpec
+
+SPEC = SweepSpec(
+    name="m",
+    models=("simple_cnn", "resnet18"),
+    devices=("cpu", "gpu"),
+    batch_sizes=(32, 128),
+    repeats=2,
+    workers=3,
+)
+ALLOT = Allotment(cpu_cell_cpus=16, gpu_cell_cpus=None)
+
+
+def test_grid_is_declared_once_and_expanded_consistently():
+    axes = matrix_axes(SPEC)
+    space = param_space(SPEC, ALLOT)
+    for axis, values in axes.items():
+        assert space[axis] == tune.grid_search(values)
+    configs = expand(SPEC, ALLOT)
+    assert len(configs) == math.prod(len(v) for v in axes.values()) == 2 * 2 * 2 * 2
+    assert len({trial_config(c).trial_id for c in configs}) == len(configs)
+
+
+def test_resources_are_a_function_of_the_config():
+    cpu, gpu = (next(c for c in expand(SPEC, ALLOT) if c["device"] == d) for d in ("cpu", "gpu"))
+    assert trial_resources(cpu) == {"CPU": 16}
+    assert trial_resources(gpu) == {"CPU": 4, "GPU": 1}  # 1 driving the GPU + 3 DataLoader workers
+    assert trial_resources({**gpu, "pipeline": "resident"}) == {"CPU": 1, "GPU": 1}
+    assert trial_resources({**gpu, "gpu_cell_cpus": 6}) == {"CPU": 6, "GPU": 1}
+    # the trial uses what Ray reserved: threads + workers == allotment
+    cfg = trial_config(cpu)
+    assert cfg.cpus == 16 and cfg.torch_threads + cfg.data_workers == 16
+
+
+def test_default_cpu_allotment_is_the_largest_node():
+    assert resolve_allotment(SPEC, [4, 16, 8]).cpu_cell_cpus == 16
+    spec = SweepSpec(name="m", cpus_per_trial=6, gpu_cpus=2)
+    assert resolve_allotment(spec, [16]) == Allotment(cpu_cell_cpus=6, gpu_cell_cpus=2)
+
+
+def test_gpu_cells_on_a_cpu_only_cluster_are_refused_in_one_line():
+    nodes = [{"host": "a", "resources": {"CPU": 16.0}}, {"host": "b", "resources": {"CPU": 8.0}}]
+    message = unplaceable(expand(SPEC, ALLOT), nodes)
+    assert message.startswith("gpu cells need 1 GPU + 4 CPUs, but no node has that (a: 16 CPUs; b: 8 CPUs)")
+    assert "drop gpu from --devices" in message and "\n" not in message
+    with_gpu = nodes + [{"host": "g", "resources": {"CPU": 16.0, "GPU": 1.0}}]
+    assert unplaceable(expand(SPEC, ALLOT), with_gpu) is None
+
+
+def test_cpu_cells_larger_than_any_node_are_refused():
+    nodes = [{"host": "a", "resources": {"CPU": 8.0, "GPU": 1.0}}]
+    message = unplaceable(expand(SPEC, ALLOT), nodes)
+    assert message.startswith("cpu cells need 16 CPUs") and "--cpus-per-trial" in message

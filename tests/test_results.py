@@ -1,0 +1,71 @@
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+import pytest
+
+from orchestrator.results import (
+    EPOCH_SCHEMA,
+    SCHEMA_VERSION,
+    ResultsError,
+    file_key,
+    read_results,
+    write_rows,
+)
+
+ROW = {
+    "sweep": "s",
+    "cell": "simple_cnn/cpu/bs32/loader/fp32",
+    "trial": "t",
+    "attempt": 1,
+    "model": "simple_cnn",
+    "device": "cpu",
+    "epoch": 2,
+    "warmup": False,
+    "epoch_s": 1.25,
+    "extrapolated": True,
+    "gpu_mem_peak_mb": None,
+}
+
+
+def test_round_trip_keeps_types_and_version(tmp_path):
+    path = write_rows(tmp_path, "epochs", "k-a1", [ROW])
+    table = pq.read_table(path)
+    assert table.schema.metadata[b"benchctl.schema_version"] == SCHEMA_VERSION.encode()
+    assert table.schema.field("epoch_s").type == pa.float64() and table.num_rows == 1
+    epochs, trials = read_results(tmp_path)
+    assert epochs.loc[0, "epoch_s"] == 1.25 and bool(epochs.loc[0, "extrapolated"]) is True
+    assert list(epochs.columns) == EPOCH_SCHEMA.names and trials.empty
+    assert ds.dataset(tmp_path / "epochs").to_table().num_rows == 1  # plain pyarrow reads it
+    assert [p.name for p in (tmp_path / "epochs").iterdir()] == ["k-a1.parquet"]  # no temp file left
+
+
+def test_file_key_is_a_safe_name():
+    assert file_key("resnet18/gpu/bs128/loader/fp32/r0", 2) == "resnet18_gpu_bs128_loader_fp32_r0-a2"
+
+
+def test_foreign_and_truncated_files_are_named(tmp_path):
+    write_rows(tmp_path, "epochs", "good-a1", [ROW])
+    foreign = tmp_path / "epochs" / "foreign.parquet"
+    pq.write_table(pa.table({"x": [1]}), foreign)
+    with pytest.raises(ResultsError, match="foreign.parquet: not a benchctl epochs file"):
+        read_results(tmp_path)
+    foreign.write_bytes(b"PAR1 truncated")
+    with pytest.raises(ResultsError, match="foreign.parquet: not a readable Parquet file"):
+        read_results(tmp_path)
+
+
+def test_other_schema_version_is_refused(tmp_path):
+    path = write_rows(tmp_path, "epochs", "k-a1", [ROW])
+    table = pq.read_table(path)
+    pq.write_table(
+        table.replace_schema_metadata({b"benchctl.schema_version": b"99", b"benchctl.kind": b"epochs"}), path
+    )
+    with pytest.raises(ResultsError, match="schema version 99"):
+        read_results(tmp_path)
+
+
+def test_missing_or_empty_directories(tmp_path):
+    with pytest.raises(ResultsError, match="does not exist"):
+        read_results(tmp_path / "nope")
+    with pytest.raises(ResultsError, match="holds no benchctl results"):
+        read_results(tmp_path)
