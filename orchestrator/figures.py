@@ -1,0 +1,172 @@
+"""Report figures as PNG files (matplotlib, Agg backend: no display needed).
+
+    from orchestrator.stats import cell_summary, speedup_table
+    from orchestrator.figures import epoch_time, speedup_vs_params
+    speedup_vs_params(speedup_table(epochs), Path("out/speedup_vs_params.png"))
+    epoch_time(cell_summary(epochs), Path("out/epoch_time.png"))
+
+Each function draws from the tables in orchestrator.stats and writes one file; the caller owns the path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # before pyplot: headless servers and test runs have no display
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from orchestrator.stats import PAPER_POINTS, fmt_seconds  # noqa: E402
+
+FIGSIZE = (8, 5)
+DPI = 130
+DEVICE_COLORS = {"cpu": "#4C72B0", "gpu": "#DD8452"}
+NO_PAIRS_NOTE = "no CPU+GPU pairs in these results"
+
+
+def _save(fig: plt.Figure, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI, format="png")
+    plt.close(fig)
+    return path
+
+
+def _finite(df: pd.DataFrame, col: str) -> pd.DataFrame:
+    """Rows whose `col` is a finite number (NaN marks a missing device or measurement)."""
+    values = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float)
+    return df[np.isfinite(values)]
+
+
+def _short(text: str, limit: int = 38) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def speedup_vs_params(table: pd.DataFrame, path: Path) -> Path:
+    """Log-log speedup (median CPU epoch s / median GPU epoch s) vs parameter count.
+
+    One line per (batch_size, pipeline, precision) group that has at least one speedup, points labelled
+    with the model; the paper's three points are overlaid as black stars; y = 1 marks "no speedup"."""
+    fig, ax = plt.subplots(figsize=FIGSIZE)
+    ys = [1.0]
+    paired = _finite(table, "speedup")
+    for (bs, pipeline, precision), g in paired.groupby(["batch_size", "pipeline", "precision"], sort=True):
+        g = g.sort_values("params")
+        ax.plot(g["params"], g["speedup"], marker="o", label=f"ours: batch {bs}, {pipeline}, {precision}")
+        for _, row in g.iterrows():
+            ax.annotate(
+                f"{row['model']} {row['speedup']:.2f}x",
+                (row["params"], row["speedup"]),
+                textcoords="offset points",
+                xytext=(6, -12),
+                fontsize=8,
+            )
+        ys.extend(g["speedup"])
+    px = [p[2] for p in PAPER_POINTS]
+    py = [p[3] for p in PAPER_POINTS]
+    ax.scatter(px, py, marker="*", s=160, color="black", zorder=5, label="paper (CIFAR-10, 10 epochs)")
+    for _, label, x, y, stated in PAPER_POINTS:
+        ax.annotate(
+            f"{label}: {stated.split(' ')[0]}", (x, y), textcoords="offset points", xytext=(8, 4), fontsize=8
+        )
+    ys.extend(py)
+    ax.axhline(1.0, color="gray", linestyle="--", linewidth=1, label="y = 1 (GPU no faster than CPU)")
+    if paired.empty:
+        ax.text(
+            0.45,
+            0.72,  # above the paper's ResNet18 point, right of the legend
+            NO_PAIRS_NOTE,
+            transform=ax.transAxes,
+            ha="center",
+            va="center",
+            fontsize=13,
+            color="firebrick",
+            bbox={"facecolor": "white", "edgecolor": "firebrick"},
+        )
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    xs = list(px) + list(paired["params"]) if not paired.empty else list(px)
+    ax.set_xlim(min(xs) / 2, max(xs) * 3)  # room for the point labels
+    ax.set_ylim(min(ys) / 2, max(ys) * 2)
+    ax.set_xlabel("parameters")
+    ax.set_ylabel("speedup (CPU epoch s / GPU epoch s)")
+    ax.set_title("GPU speedup over CPU vs model size (median steady-state epoch time)")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    return _save(fig, path)
+
+
+def epoch_time(summary: pd.DataFrame, path: Path) -> Path:
+    """Grouped bars of steady-state epoch seconds (median over non-warm-up epochs), log y scale.
+
+    One group per model, ordered by params; one bar per cell of that model, coloured by device, labelled
+    below with the device (plus batch/pipeline/precision when the results hold more than one such config),
+    and the legend names the device models. Bars from warm-up epochs only are hatched; values from
+    extrapolated (capped) epochs carry a "*"."""
+    fig, ax = plt.subplots(figsize=FIGSIZE)
+    data = _finite(summary, "epoch_s")
+    if data.empty:
+        ax.text(0.5, 0.5, "no epoch times in these results", transform=ax.transAxes, ha="center", fontsize=13)
+        ax.set_axis_off()
+        return _save(fig, path)
+    configs = data[["batch_size", "pipeline", "precision"]].drop_duplicates()
+    show_config = len(configs) > 1
+    models = data.sort_values(["params", "model"]).drop_duplicates("model")["model"].tolist()
+    ticks, tick_labels, centers = [], [], []
+    x = 0.0
+    for model in models:
+        cells = data[data["model"] == model].sort_values(["device", "batch_size", "pipeline", "precision"])
+        start = x
+        for _, cell in cells.iterrows():
+            color = DEVICE_COLORS.get(cell["device"], "gray")
+            ax.bar(x, cell["epoch_s"], width=0.8, color=color, hatch="//" if cell["warmup_only"] else None)
+            value = f"{fmt_seconds(cell['epoch_s'])} s" + ("*" if cell.get("extrapolated", False) else "")
+            ax.annotate(
+                value,
+                (x, cell["epoch_s"]),
+                textcoords="offset points",
+                xytext=(0, 2),
+                ha="center",
+                fontsize=8,
+            )
+            label = str(cell["device"]).upper()
+            if show_config:
+                label += f"\nbs{cell['batch_size']}\n{cell['pipeline']}\n{cell['precision']}"
+            ticks.append(x)
+            tick_labels.append(label)
+            x += 1.0
+        centers.append((start + x - 1.0) / 2)
+        x += 0.8  # gap between model groups
+    ax.set_xticks(ticks, tick_labels, fontsize=8)
+    models_axis = ax.secondary_xaxis("bottom")
+    models_axis.set_xticks(centers, [f"{m}" for m in models], fontsize=10, fontweight="bold")
+    models_axis.tick_params(axis="x", length=0, pad=48 if show_config else 18)
+    models_axis.spines["bottom"].set_visible(False)
+    ax.set_yscale("log")
+    lo, hi = data["epoch_s"].min(), data["epoch_s"].max()
+    ax.set_ylim(lo / 3, hi * 3)
+    ax.set_ylabel("steady-state epoch time (seconds, log scale)")
+    ax.set_title("Training epoch time per model and device (median of non-warm-up epochs)")
+    ax.grid(True, axis="y", which="major", alpha=0.3)
+    handles = []
+    for device, color in DEVICE_COLORS.items():
+        names = ", ".join(sorted({n for n in data.loc[data["device"] == device, "device_names"] if n}))
+        if (data["device"] == device).any():
+            label = device.upper() + (f": {_short(names)}" if names else "")
+            handles.append(plt.Rectangle((0, 0), 1, 1, color=color, label=label))
+    if data["warmup_only"].any():
+        handles.append(
+            plt.Rectangle(
+                (0, 0), 1, 1, facecolor="white", edgecolor="black", hatch="//", label="warm-up epoch only"
+            )
+        )
+    if "extrapolated" in data and data["extrapolated"].fillna(False).astype(bool).any():
+        handles.append(
+            plt.Rectangle((0, 0), 0, 0, fill=False, edgecolor="none", label="* extrapolated (--max-steps)")
+        )
+    ax.legend(handles=handles, fontsize=8, loc="upper left")
+    return _save(fig, path)

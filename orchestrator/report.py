@@ -1,0 +1,320 @@
+"""Build the speedup report of one or more sweeps: report.md, two PNG figures and a terminal table.
+
+    from orchestrator.report import build_report
+    report = build_report([Path("results/s1")], Path("reports/s1"))
+    print(report.terminal_text)        # reports/s1/report.md, reports/s1/figures/*.png
+
+Nothing is written until every number and figure is computed; figures are rendered into a hidden
+staging folder and report.md goes through a temp file, each moved into place with os.replace.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from orchestrator import figures
+from orchestrator.results import ResultsError, read_results
+from orchestrator.stats import (
+    DASH,
+    PAPER_POINTS,
+    cell_summary,
+    fmt_params,
+    fmt_pct,
+    fmt_seconds,
+    fmt_speedup,
+    is_missing,
+    ok_epochs,
+    speedup_table,
+)
+
+FIGURES = {"speedup": "figures/speedup_vs_params.png", "epoch_time": "figures/epoch_time.png"}
+
+
+@dataclass
+class Report:
+    table: pd.DataFrame  # orchestrator.stats.speedup_table
+    summary: pd.DataFrame  # orchestrator.stats.cell_summary
+    paths: list[Path] = field(default_factory=list)  # report.md first, then the figures
+    terminal_text: str = ""
+
+
+# ---- formatting -------------------------------------------------------------------------------------
+
+
+def _md_table(header: list[str], rows: list[list[str]]) -> str:
+    def cell(text: str) -> str:
+        return str(text).replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _aligned(header: list[str], rows: list[list[str]], left: int) -> str:
+    """Plain-text table; the first `left` columns are left-aligned (text), the rest right-aligned."""
+    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+
+    def line(r: list[str]) -> str:
+        return "  ".join(
+            str(c).ljust(w) if i < left else str(c).rjust(w)
+            for i, (c, w) in enumerate(zip(r, widths, strict=True))
+        )
+
+    return "\n".join([line(header), "  ".join("-" * w for w in widths)] + [line(r) for r in rows]).rstrip()
+
+
+# ---- sections ---------------------------------------------------------------------------------------
+
+HOW_TO_READ = """## How to read this
+
+- **speedup** = CPU epoch time / GPU epoch time, where each epoch time is the **median** of the cell's
+  non-warm-up epochs pooled across repeats. CPU and GPU are paired only when model, batch size, input
+  pipeline and precision all match; a model measured on one device only shows "—".
+- **Epoch 1 is warm-up** (one-time costs such as cuDNN autotuning and cache filling) and is excluded.
+  A cell that ran only one epoch is shown from its warm-up epoch and flagged "warm-up only".
+- **data-wait share** = fraction of the epoch the device waited for input (including the host-to-device
+  copy). A high share means the input pipeline, not the device, limits speed.
+- **extrapolated** = the epoch was capped with `--max-steps` and its time scaled to a full epoch.
+  **partial-eval** = accuracy comes from a capped test pass (part of the test set).
+- Accuracy is the test accuracy after the last epoch, averaged over repeats; the test pass is not timed
+  inside the epoch time.
+"""
+
+
+def _table_section(table: pd.DataFrame) -> str:
+    header = [
+        "model",
+        "params",
+        "batch",
+        "pipeline",
+        "precision",
+        "CPU epoch s",
+        "GPU epoch s",
+        "speedup",
+        "CPU acc",
+        "GPU acc",
+        "CPU data-wait",
+        "GPU data-wait",
+        "n CPU/GPU",
+        "flags",
+    ]
+    rows = [
+        [
+            r.model,
+            fmt_params(r.params),
+            str(r.batch_size),
+            r.pipeline,
+            r.precision,
+            fmt_seconds(r.cpu_epoch_s),
+            fmt_seconds(r.gpu_epoch_s),
+            fmt_speedup(r.speedup),
+            fmt_pct(r.cpu_acc),
+            fmt_pct(r.gpu_acc),
+            fmt_pct(r.cpu_data_share, 0),
+            fmt_pct(r.gpu_data_share, 0),
+            f"{r.cpu_n}/{r.gpu_n}",
+            r.flags or "",
+        ]
+        for r in table.itertuples()
+    ]
+    return "## Results\n\n" + _md_table(header, rows) + "\n"
+
+
+def _paper_section(table: pd.DataFrame) -> str:
+    rows = []
+    for model, _label, params, _value, stated in PAPER_POINTS:
+        mine = table[table["model"] == model]
+        ours = [
+            f"{fmt_speedup(r.speedup)} (batch {r.batch_size}, {r.pipeline}, {r.precision}; "
+            + (
+                f"CPU {fmt_seconds(r.cpu_epoch_s)} s, GPU {fmt_seconds(r.gpu_epoch_s)} s)"
+                if r.cpu_n and r.gpu_n
+                else f"only {'CPU' if r.cpu_n else 'GPU'} measured)"
+            )
+            for r in mine.itertuples()
+        ]
+        ours_params = fmt_params(mine["params"].max()) if len(mine) else DASH
+        rows.append(
+            [model, fmt_params(params), stated, ours_params, "<br>".join(ours) or f"{DASH} (not measured)"]
+        )
+    text = _md_table(["model", "paper params", "paper speedup", "our params", "our speedup"], rows)
+    return (
+        "## Compared with the paper\n\n"
+        + text
+        + "\n\nThe paper's hardware differs from ours; compare the trend "
+        "(speedup growing with parameter count) more than the exact values.\n"
+    )
+
+
+def _notes_section(table: pd.DataFrame, summary: pd.DataFrame) -> str:
+    notes = []
+    for r in table.itertuples():
+        name = f"{r.model} (batch {r.batch_size}, {r.pipeline}, {r.precision})"
+        if r.flags:
+            notes.append(f"- {name}: {r.flags}")
+        for dev, other in (("cpu", "gpu"), ("gpu", "cpu")):
+            if getattr(r, f"{dev}_n") == 0:
+                notes.append(f"- {name}: no {dev.upper()} measurement, so no speedup (only {other.upper()})")
+    if (summary["hosts"].str.contains(",")).any():
+        notes.append("- some cells pool epochs from several hosts (see Environment)")
+    return (
+        "## Notes\n\n"
+        + ("\n".join(notes) if notes else "No flags: every number is a full, measured epoch.")
+        + "\n"
+    )
+
+
+def _distinct(df: pd.DataFrame, col: str) -> str:
+    if col not in df:
+        return DASH
+    values = sorted({str(v) for v in df[col] if not is_missing(v) and str(v)})
+    return ", ".join(f"`{v}`" for v in values) if values else DASH
+
+
+def _environment_section(epochs: pd.DataFrame, trials: pd.DataFrame) -> str:
+    source = trials if not trials.empty else epochs
+    lines = ["## Environment\n"]
+    lines.append(f"- hosts: {_distinct(pd.concat([epochs[['host']], source[['host']]]), 'host')}")
+    for dev in ("cpu", "gpu"):
+        lines.append(f"- {dev.upper()} devices: {_distinct(epochs[epochs['device'] == dev], 'device_name')}")
+    for col, label in [
+        ("cpu_model", "CPU models"),
+        ("gpu_name", "GPU names"),
+        ("gpu_driver", "GPU driver"),
+        ("cuda_runtime", "CUDA runtime"),
+        ("torch", "torch"),
+        ("torchvision", "torchvision"),
+        ("ray", "ray"),
+        ("python", "python"),
+        ("git_commit", "git commit"),
+    ]:
+        lines.append(f"- {label}: {_distinct(trials, col)}")
+    return "\n".join(lines) + "\n"
+
+
+def _failures_section(trials: pd.DataFrame) -> str:
+    failed = trials[trials["status"] == "error"] if not trials.empty else trials
+    if failed.empty:
+        return "## Failed trial attempts\n\nNone.\n"
+    rows = [
+        [r.trial, str(r.attempt), r.host or DASH, (str(r.error or "").strip() or "(no message)")[:400]]
+        for r in failed.sort_values(["trial", "attempt"]).itertuples()
+    ]
+    return (
+        f"## Failed trial attempts ({len(rows)})\n\n"
+        + _md_table(["trial", "attempt", "host", "error"], rows)
+        + "\n"
+    )
+
+
+def terminal_table(table: pd.DataFrame) -> str:
+    """The speedup table as aligned plain text for a terminal."""
+    header = [
+        "model",
+        "params",
+        "batch",
+        "pipeline",
+        "precision",
+        "CPU s",
+        "GPU s",
+        "speedup",
+        "CPU acc",
+        "GPU acc",
+    ]
+    rows = [
+        [
+            r.model,
+            fmt_params(r.params),
+            str(r.batch_size),
+            r.pipeline,
+            r.precision,
+            fmt_seconds(r.cpu_epoch_s),
+            fmt_seconds(r.gpu_epoch_s),
+            fmt_speedup(r.speedup),
+            fmt_pct(r.cpu_acc),
+            fmt_pct(r.gpu_acc),
+        ]
+        for r in table.itertuples()
+    ]
+    text = _aligned(header, rows, left=1)
+    flagged = [
+        f"  {r.model} bs{r.batch_size} {r.pipeline} {r.precision}: {r.flags}"
+        for r in table.itertuples()
+        if r.flags
+    ]
+    if flagged:
+        text += "\nflags:\n" + "\n".join(flagged)
+    return text
+
+
+# ---- entry point ------------------------------------------------------------------------------------
+
+
+def _read_all(results_dirs: list[Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    if not results_dirs:
+        raise ResultsError(
+            "no results directories given; pass the folder(s) a sweep wrote, e.g. results/<sweep>"
+        )
+    pairs = [read_results(Path(d)) for d in results_dirs]  # a ResultsError propagates unchanged
+    epochs = pd.concat([e for e, _ in pairs if not e.empty] or [pairs[0][0]], ignore_index=True)
+    trials = pd.concat([t for _, t in pairs if not t.empty] or [pairs[0][1]], ignore_index=True)
+    if not trials.empty:
+        trials = trials.drop_duplicates(subset=["sweep", "trial", "attempt"]).reset_index(drop=True)
+    return epochs, trials
+
+
+def build_report(results_dirs: list[Path], out_dir: Path) -> Report:
+    """Read the sweeps, compute the tables, write out_dir/report.md and out_dir/figures/*.png."""
+    epochs, trials = _read_all(results_dirs)
+    epochs = ok_epochs(epochs, trials)
+    if epochs.empty:
+        n_failed = int((trials["status"] == "error").sum()) if not trials.empty else 0
+        raise ResultsError(
+            f"{', '.join(str(d) for d in results_dirs)}: no completed epochs to report "
+            f"({n_failed} failed trial attempt(s)); check the errors in trials/*.parquet, fix them "
+            "and run the sweep again"
+        )
+    summary = cell_summary(epochs)
+    table = speedup_table(epochs)
+    sweeps = sorted({str(s) for s in pd.concat([epochs["sweep"], trials.get("sweep", pd.Series())]).dropna()})
+    n_runs = epochs[["sweep", "trial", "attempt"]].drop_duplicates().shape[0]
+    datasets = ", ".join(sorted({str(d) for d in epochs["dataset"].dropna()})) or DASH
+    markdown = "\n".join(
+        [
+            f"# GPU vs CPU training speedup: {', '.join(sweeps)}\n",
+            f"Sweep(s): {', '.join(f'`{s}`' for s in sweeps)}. Dataset: {datasets}. "
+            f"{len(epochs)} epoch rows from {n_runs} completed trial attempts.\n",
+            HOW_TO_READ,
+            _table_section(table),
+            "## Figures\n",
+            f"![speedup vs parameters]({FIGURES['speedup']})\n",
+            f"![epoch time per model and device]({FIGURES['epoch_time']})\n",
+            _paper_section(table),
+            _notes_section(table, summary),
+            _environment_section(epochs, trials),
+            _failures_section(trials),
+        ]
+    )
+    terminal_text = terminal_table(table)
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".report-", dir=out_dir))
+    try:
+        figures.speedup_vs_params(table, staging / "speedup_vs_params.png")
+        figures.epoch_time(summary, staging / "epoch_time.png")
+        (staging / "report.md").write_text(markdown, encoding="utf-8")
+        final = [out_dir / "report.md", out_dir / FIGURES["speedup"], out_dir / FIGURES["epoch_time"]]
+        final[1].parent.mkdir(parents=True, exist_ok=True)
+        # figures first, so report.md never links to a figure that is not there yet
+        os.replace(staging / "speedup_vs_params.png", final[1])
+        os.replace(staging / "epoch_time.png", final[2])
+        os.replace(staging / "report.md", final[0])
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return Report(table=table, summary=summary, paths=final, terminal_text=terminal_text)

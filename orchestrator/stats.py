@@ -1,0 +1,239 @@
+"""Statistics for the report: pure functions over the epoch DataFrame (no I/O, no plotting).
+
+    from orchestrator.results import read_results
+    from orchestrator.stats import speedup_table
+    epochs, trials = read_results(Path("results/s1"))
+    print(speedup_table(epochs))   # one row per (model, batch_size, pipeline, precision)
+
+Definitions used everywhere (and printed in report.md):
+    cell          = (model, device, batch_size, pipeline, precision); repeats of a cell are pooled
+    steady epochs = epochs with warmup == False (epoch 1 carries one-time costs: cuDNN autotune, caches)
+    epoch time    = median(epoch_s) over the cell's steady epochs, pooled across repeats
+    speedup       = median(cpu epoch_s) / median(gpu epoch_s), only between cells with the same
+                    model, batch_size, pipeline and precision
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import numpy as np
+import pandas as pd
+
+CELL = ["model", "device", "batch_size", "pipeline", "precision"]
+PAIR = ["model", "batch_size", "pipeline", "precision"]
+DEVICES = ("cpu", "gpu")
+RUN = ["sweep", "trial", "attempt"]  # one training run (a repeat of a cell)
+DASH = "—"  # shown for a missing number (e.g. a device not measured), never a made-up value
+# Settings that should be constant inside a cell; pooling differing values would mix two experiments.
+_MUST_MATCH = ["dataset", "cpus_allotted", "torch_threads", "data_workers"]
+
+# The paper's published numbers (CIFAR-10, 10 epochs), shown beside ours: a reference, not our results.
+PAPER_POINTS = [
+    # (our model name, label, parameters, speedup, how the paper states it)
+    ("simple_cnn", "simple CNN (paper)", 0.5e6, 2.0, "~2x"),
+    ("resnet18", "ResNet18 (paper)", 11.7e6, 7.0, ">7x"),
+    ("resnet50", "ResNet50 (paper)", 25.6e6, 40.6, "40.6x (134 s GPU vs >5400 s CPU)"),
+]
+
+
+def ok_epochs(epochs: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFrame:
+    """Epoch rows minus those of attempts the trials table marks status == "error", deduplicated on
+    (sweep, trial, attempt, epoch) so a results dir passed twice is not counted twice."""
+    out = epochs
+    if not trials.empty and not epochs.empty:
+        bad = trials.loc[trials["status"] == "error", RUN].drop_duplicates()
+        if not bad.empty:
+            marked = out.merge(bad.assign(_bad=True), on=RUN, how="left")
+            out = out[marked["_bad"].isna().to_numpy()]
+    return out.drop_duplicates(subset=RUN + ["epoch"]).reset_index(drop=True)
+
+
+def steady_epochs(epochs: pd.DataFrame) -> pd.DataFrame:
+    """Rows with warmup == False, plus a bool column `warmup_only`.
+
+    A cell that has no steady epoch at all (every run was 1 epoch) keeps its warm-up rows instead, with
+    warmup_only = True, so the report can show a number and say it is "warm-up only"."""
+    warm = epochs["warmup"].fillna(False).astype(bool).to_numpy()
+    has_steady = (
+        epochs.assign(_steady=~warm).groupby(CELL, dropna=False)["_steady"].transform("any").to_numpy()
+    )
+    keep = ~warm | ~has_steady
+    out = epochs[keep].copy()
+    out["warmup_only"] = ~has_steady[keep]
+    return out.reset_index(drop=True)
+
+
+def _names(values: Iterable) -> str:
+    """Distinct non-empty values, sorted, comma-joined ("" if none)."""
+    return ", ".join(sorted({str(v) for v in values if v is not None and not pd.isna(v) and str(v)}))
+
+
+def cell_summary(epochs: pd.DataFrame) -> pd.DataFrame:
+    """One row per cell (model, device, batch_size, pipeline, precision) with:
+
+    params        max(params) of the cell's rows (a model has one count)
+    epoch_s       median(epoch_s) over the cell's steady epochs, pooled across repeats
+    n             number of epoch_s samples in that median; runs = number of (sweep, trial, attempt)
+    data_share    median(data_s / epoch_s) over the same epochs (share of the epoch spent waiting for input)
+    test_acc      mean over runs of the test_acc of each run's last epoch (max epoch)
+    extrapolated  any steady epoch was capped (--max-steps) and scaled to a full epoch
+    eval_partial  any epoch's test pass was capped (accuracy from a subset of the test set)
+    warmup_only   the median uses warm-up epochs because no steady epoch exists
+    mixed         settings in _MUST_MATCH that differ inside the cell ("" if none)
+    device_names, hosts   distinct values, comma-joined
+    """
+    columns = CELL + [
+        "params", "epoch_s", "n", "runs", "data_share", "test_acc", "extrapolated", "eval_partial",
+        "warmup_only", "mixed", "device_names", "hosts",
+    ]  # fmt: skip
+    if epochs.empty:
+        return pd.DataFrame(columns=columns)
+    steady = steady_epochs(epochs)
+    last = epochs.sort_values("epoch", kind="stable").groupby(RUN, dropna=False).tail(1)
+    rows = []
+    for key, g in steady.groupby(CELL, dropna=False, sort=False):
+        ratio = g["data_s"] / g["epoch_s"].where(g["epoch_s"] > 0)
+        mixed = [c for c in _MUST_MATCH if c in g and g[c].nunique(dropna=True) > 1]
+        final_acc = last.loc[_select(last, CELL, key), "test_acc"]
+        rows.append(
+            dict(
+                zip(CELL, key, strict=True),
+                params=int(g["params"].max()) if g["params"].notna().any() else np.nan,
+                epoch_s=float(np.median(g["epoch_s"].dropna())) if g["epoch_s"].notna().any() else np.nan,
+                n=int(g["epoch_s"].notna().sum()),
+                runs=int(g[RUN].drop_duplicates().shape[0]),
+                data_share=float(ratio.median()) if ratio.notna().any() else np.nan,
+                test_acc=float(final_acc.mean()) if final_acc.notna().any() else np.nan,
+                extrapolated=bool(g["extrapolated"].fillna(False).any()),
+                eval_partial=bool(epochs.loc[_select(epochs, CELL, key), "eval_partial"].fillna(False).any()),
+                warmup_only=bool(g["warmup_only"].all()),
+                mixed=", ".join(mixed),
+                device_names=_names(g["device_name"]),
+                hosts=_names(g["host"]),
+            )
+        )
+    out = pd.DataFrame(rows, columns=columns)
+    return out.sort_values(["params", "model", "device"], kind="stable").reset_index(drop=True)
+
+
+def _select(df: pd.DataFrame, cols: list[str], key: tuple) -> np.ndarray:
+    """Bool mask of rows whose `cols` equal `key`; a null key value matches null (groupby dropna=False)."""
+    mask = np.ones(len(df), dtype=bool)
+    for col, val in zip(cols, key, strict=True):
+        mask &= (df[col].isna() if pd.isna(val) else df[col] == val).to_numpy(dtype=bool)
+    return mask
+
+
+def speedup(cpu_epoch_s, gpu_epoch_s) -> float:
+    """speedup = median(cpu_epoch_s) / median(gpu_epoch_s).
+
+    Each argument is one epoch time or a sequence of them (nulls ignored). NaN when either side has no
+    samples or the GPU median is not positive: a missing device never gets a made-up number."""
+    cpu = pd.Series(np.atleast_1d(np.asarray(cpu_epoch_s, dtype=float))).dropna()
+    gpu = pd.Series(np.atleast_1d(np.asarray(gpu_epoch_s, dtype=float))).dropna()
+    if cpu.empty or gpu.empty:
+        return math.nan
+    denominator = float(np.median(gpu))
+    if not denominator > 0:
+        return math.nan
+    return float(np.median(cpu)) / denominator
+
+
+def _flags(side: str, row: pd.Series | None) -> list[str]:
+    if row is None:
+        return []
+    flags = []
+    if row["extrapolated"]:
+        flags.append(f"extrapolated ({side})")
+    if row["warmup_only"]:
+        flags.append(f"warm-up only ({side})")
+    if row["eval_partial"]:
+        flags.append(f"partial-eval ({side})")
+    if row["mixed"]:
+        flags.append(f"mixed {row['mixed']} ({side})")
+    return flags
+
+
+def speedup_table(epochs: pd.DataFrame) -> pd.DataFrame:
+    """One row per (model, batch_size, pipeline, precision), sorted by params:
+
+    params, cpu_epoch_s, gpu_epoch_s (cell medians, see cell_summary), speedup = speedup(cpu steady
+    epoch_s, gpu steady epoch_s) = cpu_epoch_s / gpu_epoch_s (NaN when a device is missing), cpu_acc,
+    gpu_acc, cpu_data_share, gpu_data_share, cpu_n, gpu_n, cpu_device, gpu_device, and flags: a
+    comma-joined str of "extrapolated (cpu)", "warm-up only (gpu)", "partial-eval (cpu)", ... ("" if none).
+    """
+    columns = PAIR + [
+        "params", "cpu_epoch_s", "gpu_epoch_s", "speedup", "cpu_acc", "gpu_acc", "cpu_data_share",
+        "gpu_data_share", "cpu_n", "gpu_n", "cpu_device", "gpu_device", "flags",
+    ]  # fmt: skip
+    summary = cell_summary(epochs)
+    if summary.empty:
+        return pd.DataFrame(columns=columns)
+    steady = steady_epochs(epochs)
+    rows = []
+    for key, g in summary.groupby(PAIR, dropna=False, sort=False):
+        side = {
+            dev: (g[g["device"] == dev].iloc[0] if (g["device"] == dev).any() else None) for dev in DEVICES
+        }
+        pair = _select(steady, PAIR, key)
+        samples = {dev: steady.loc[pair & (steady["device"] == dev).to_numpy(), "epoch_s"] for dev in side}
+
+        def get(dev: str, col: str, default=np.nan, side=side):
+            return side[dev][col] if side[dev] is not None else default
+
+        rows.append(
+            dict(
+                zip(PAIR, key, strict=True),
+                params=g["params"].max(),
+                cpu_epoch_s=get("cpu", "epoch_s"),
+                gpu_epoch_s=get("gpu", "epoch_s"),
+                speedup=speedup(samples["cpu"], samples["gpu"]),
+                cpu_acc=get("cpu", "test_acc"),
+                gpu_acc=get("gpu", "test_acc"),
+                cpu_data_share=get("cpu", "data_share"),
+                gpu_data_share=get("gpu", "data_share"),
+                cpu_n=get("cpu", "n", 0),
+                gpu_n=get("gpu", "n", 0),
+                cpu_device=get("cpu", "device_names", ""),
+                gpu_device=get("gpu", "device_names", ""),
+                flags=", ".join(_flags("cpu", side["cpu"]) + _flags("gpu", side["gpu"])),
+            )
+        )
+    out = pd.DataFrame(rows, columns=columns)
+    return out.sort_values(["params"] + PAIR, kind="stable").reset_index(drop=True)
+
+
+# ---- display formats (shared by the report and the figures) ----------------------------------------
+
+
+def is_missing(x) -> bool:
+    """None or NaN/NA: a number that was not measured."""
+    return x is None or (isinstance(x, float) and math.isnan(x)) or pd.isna(x)
+
+
+def fmt_seconds(x) -> str:
+    """3 significant digits without scientific notation: 0.0123, 1.23, 12.3, 134, 5430."""
+    if is_missing(x):
+        return DASH
+    x = float(x)
+    if x == 0:
+        return "0"
+    digits = 2 - math.floor(math.log10(abs(x)))
+    return f"{round(x, digits):.{max(digits, 0)}f}"
+
+
+def fmt_speedup(x) -> str:
+    return DASH if is_missing(x) else f"{float(x):.2f}x"
+
+
+def fmt_pct(x, decimals: int = 1) -> str:
+    return DASH if is_missing(x) else f"{100 * float(x):.{decimals}f}%"
+
+
+def fmt_params(x) -> str:
+    if is_missing(x):
+        return DASH
+    x = float(x)
+    return f"{x / 1e6:.3g}M" if x >= 1e5 else f"{x / 1e3:.3g}k"

@@ -1,0 +1,287 @@
+"""orchestrator.report end to end on hand-made Parquet results in tmp_path.
+
+.venv/bin/pytest -q tests/test_report.py
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from orchestrator import figures, report
+from orchestrator.report import build_report, fmt_params, fmt_pct, fmt_seconds, fmt_speedup
+from orchestrator.results import ResultsError, file_key, write_rows
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+WARMUP_S = 1e6  # would dominate any statistic it leaked into
+PARAMS = {"simple_cnn": 500_000, "resnet18": 11_689_512, "resnet50": 25_557_032}
+
+
+def identity(model: str, device: str, repeat: int = 0, attempt: int = 1, **over) -> dict:
+    config = {"batch_size": 128, "pipeline": "loader", "precision": "fp32", **over}
+    trial = f"{model}/{device}/bs{config['batch_size']}/{config['pipeline']}/{config['precision']}/r{repeat}"
+    row = {
+        "sweep": "s1",
+        "cell": trial.rsplit("/", 1)[0],
+        "trial": trial,
+        "attempt": attempt,
+        "model": model,
+        "params": PARAMS[model],
+        "device": device,
+        "device_name": "NVIDIA H200" if device == "gpu" else "Xeon 8480+",
+        "host": "node1",
+        "batch_size": 128,
+        "pipeline": "loader",
+        "precision": "fp32",
+        "dataset": "cifar10",
+        "repeat": repeat,
+        "seed": repeat,
+        "cpus_allotted": 8,
+        "torch_threads": 8,
+        "data_workers": 2,
+    }
+    row.update(over)
+    return row
+
+
+def write_run(results, model, device, epoch_s, repeat=0, accs=None, epoch_over=None, **over):
+    """One completed trial attempt: its epoch rows (epoch_over: column overrides) and its ok trial row."""
+    ident = identity(model, device, repeat, **over)
+    accs = accs or [0.1 * (i + 1) for i in range(len(epoch_s))]
+    rows = [
+        {
+            **ident,
+            "epoch": i,
+            "warmup": i == 1,
+            "epoch_s": s,
+            "measured_s": s,
+            "data_s": s / 4,
+            "compute_s": s / 2,
+            "eval_s": 1.0,
+            "steps": 391,
+            "full_steps": 391,
+            "extrapolated": False,
+            "images": 50_000,
+            "images_per_s": 50_000 / s,
+            "train_loss": 1.0,
+            "test_acc": acc,
+            "eval_images": 10_000,
+            "eval_partial": False,
+        }
+        for i, (s, acc) in enumerate(zip(epoch_s, accs, strict=True), start=1)
+    ]
+    rows = [{**row, **(epoch_over or {})} for row in rows]
+    key = file_key(ident["trial"], ident["attempt"])
+    write_rows(results, "epochs", key, rows)
+    write_rows(results, "trials", key, [trial_row(ident, "ok")])
+
+
+def trial_row(ident: dict, status: str, error: str | None = None) -> dict:
+    return {
+        **ident,
+        "status": status,
+        "error": error,
+        "cpu_model": "Intel Xeon Platinum 8480+",
+        "gpu_name": "NVIDIA H200" if ident["device"] == "gpu" else None,
+        "torch": "2.5.1",
+        "torchvision": "0.20.1",
+        "ray": "2.40.0",
+        "python": "3.11.9",
+        "git_commit": "abc1234",
+    }
+
+
+@pytest.fixture
+def results(tmp_path):
+    # resnet18: CPU steady epochs 30, 34 | 32, 40 -> median 33; GPU 4, 6 | 5, 7 -> median 5.5; speedup 6.00x
+    # resnet50: CPU only (no GPU run): speedup "—"
+    d = tmp_path / "results" / "s1"
+    write_run(d, "resnet18", "cpu", [WARMUP_S, 30.0, 34.0], repeat=0, accs=[0.1, 0.2, 0.5])
+    write_run(d, "resnet18", "cpu", [WARMUP_S, 32.0, 40.0], repeat=1, accs=[0.1, 0.2, 0.7])
+    write_run(d, "resnet18", "gpu", [WARMUP_S, 4.0, 6.0], repeat=0)
+    write_run(d, "resnet18", "gpu", [WARMUP_S, 5.0, 7.0], repeat=1)
+    write_run(d, "resnet50", "cpu", [WARMUP_S, 5432.0])
+    failed = identity("resnet50", "gpu")
+    write_rows(d, "trials", file_key(failed["trial"], 1), [trial_row(failed, "error", "CUDA out of memory")])
+    return d
+
+
+def table_row(markdown: str, model: str) -> list[str]:
+    results = markdown.split("\n## Results\n")[1].split("\n## ")[0]
+    lines = [line for line in results.splitlines() if line.startswith(f"| {model} |")]
+    assert len(lines) == 1, lines
+    return [c.strip() for c in lines[0].strip("|").split("|")]
+
+
+def test_report_md_has_exact_speedup_and_figures(results, tmp_path):
+    out = tmp_path / "out"
+    rep = build_report([results], out)
+    md = (out / "report.md").read_text()
+    row = table_row(md, "resnet18")
+    # model, params, batch, pipeline, precision, CPU s, GPU s, speedup, CPU acc, GPU acc, ...
+    expected = ["resnet18", "11.7M", "128", "loader", "fp32", "33.0", "5.50", "6.00x", "60.0%", "30.0%"]
+    assert row[:10] == expected
+    assert rep.table.set_index("model").loc["resnet18", "speedup"] == 33.0 / 5.5
+    cpu_only = table_row(md, "resnet50")
+    assert cpu_only[5:8] == ["5430", "—", "—"]
+    assert "no GPU measurement" in md
+    assert "](figures/speedup_vs_params.png)" in md and "](figures/epoch_time.png)" in md
+    for name in ("speedup_vs_params.png", "epoch_time.png"):
+        data = (out / "figures" / name).read_bytes()
+        assert data[:8] == PNG_MAGIC and len(data) > 10_000
+    assert rep.paths == [
+        out / "report.md",
+        out / "figures/speedup_vs_params.png",
+        out / "figures/epoch_time.png",
+    ]
+    assert [p.name for p in out.iterdir() if p.name.startswith(".")] == []  # staging cleaned up
+
+
+def test_report_sections(results, tmp_path):
+    md = build_report([results], tmp_path / "out") and (tmp_path / "out" / "report.md").read_text()
+    assert md.startswith("# ") and "`s1`" in md.split("\n## ")[0]
+    assert "## How to read this" in md and "warm-up" in md and "data-wait share" in md
+    paper = md.split("## Compared with the paper")[1].split("\n## ")[0]
+    assert "40.6x" in paper and ">7x" in paper
+    assert re.search(r"\| resnet18 \| 11\.7M \| >7x \| 11\.7M \| 6\.00x", paper)
+    assert re.search(r"\| simple_cnn \|.*not measured", paper)
+    env = md.split("## Environment")[1].split("\n## ")[0]
+    for value in ("node1", "NVIDIA H200", "Xeon 8480+", "Intel Xeon Platinum 8480+", "2.5.1", "0.20.1"):
+        assert value in env
+    assert "2.40.0" in env and "abc1234" in env
+    failures = md.split("## Failed trial attempts")[1]
+    assert "resnet50/gpu/bs128/loader/fp32/r0" in failures and "CUDA out of memory" in failures
+    assert str(WARMUP_S) not in md and "1e+06" not in md
+
+
+def test_flags_reach_table_and_notes(tmp_path):
+    d = tmp_path / "s"
+    write_run(d, "resnet50", "cpu", [WARMUP_S, 5000.0], epoch_over={"extrapolated": True})
+    write_run(d, "resnet50", "gpu", [130.0], epoch_over={"eval_partial": True})  # one epoch: warm-up only
+    md = build_report([d], tmp_path / "out").paths[0].read_text()
+    row = table_row(md, "resnet50")
+    assert row[5:8] == ["5000", "130", "38.46x"]  # 5000 / 130 = 38.4615...
+    assert row[-1] == "extrapolated (cpu), warm-up only (gpu), partial-eval (gpu)"
+    notes = md.split("## Notes")[1].split("\n## ")[0]
+    assert "extrapolated (cpu)" in notes and "warm-up only (gpu)" in notes
+
+
+def test_pairs_only_within_matching_precision(tmp_path):
+    d = tmp_path / "s"
+    write_run(d, "resnet18", "cpu", [WARMUP_S, 300.0])
+    write_run(d, "resnet18", "gpu", [WARMUP_S, 10.0], precision="amp")
+    md = build_report([d], tmp_path / "out").paths[0].read_text()
+    rows = [r for r in md.split("\n## Results\n")[1].split("\n## ")[0].splitlines()[3:] if r.startswith("|")]
+    cells = sorted([c.strip() for c in line.strip("|").split("|")][4:8] for line in rows)
+    assert cells == [["amp", "—", "10.0", "—"], ["fp32", "300", "—", "—"]]
+    assert "only GPU measured" in md and "only CPU measured" in md
+
+
+def test_terminal_text(results, tmp_path):
+    text = build_report([results], tmp_path / "out").terminal_text
+    lines = text.splitlines()
+    assert lines[0].split() == [
+        "model",
+        "params",
+        "batch",
+        "pipeline",
+        "precision",
+        "CPU",
+        "s",
+        "GPU",
+        "s",
+        "speedup",
+        "CPU",
+        "acc",
+        "GPU",
+        "acc",
+    ]
+    r18 = next(line for line in lines if line.startswith("resnet18"))
+    assert r18.split() == [
+        "resnet18",
+        "11.7M",
+        "128",
+        "loader",
+        "fp32",
+        "33.0",
+        "5.50",
+        "6.00x",
+        "60.0%",
+        "30.0%",
+    ]
+    assert len({len(line) for line in lines[:4]}) == 1  # aligned: header, rule and rows are equally wide
+
+
+def test_several_results_dirs_are_concatenated(results, tmp_path):
+    other = tmp_path / "results" / "s2"
+    write_run(other, "simple_cnn", "cpu", [WARMUP_S, 8.0], sweep="s2")
+    write_run(other, "simple_cnn", "gpu", [WARMUP_S, 4.0], sweep="s2")
+    rep = build_report([results, other], tmp_path / "out")
+    assert rep.table["model"].tolist() == ["simple_cnn", "resnet18", "resnet50"]
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert table_row(md, "simple_cnn")[5:8] == ["8.00", "4.00", "2.00x"]
+    assert "`s1`" in md and "`s2`" in md
+
+
+def test_foreign_parquet_names_the_file(results, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    bad = results / "epochs" / "stray.parquet"
+    pq.write_table(pa.table({"x": [1, 2]}), bad)
+    with pytest.raises(ResultsError, match="stray.parquet"):
+        build_report([results], tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_truncated_parquet_names_the_file(results, tmp_path):
+    victim = sorted((results / "epochs").glob("*.parquet"))[0]
+    victim.write_bytes(victim.read_bytes()[:100])
+    with pytest.raises(ResultsError, match=re.escape(victim.name)):
+        build_report([results], tmp_path / "out")
+
+
+def test_empty_dir_and_missing_dir(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ResultsError, match="no benchctl results"):
+        build_report([tmp_path / "empty"], tmp_path / "out")
+    with pytest.raises(ResultsError, match="does not exist"):
+        build_report([tmp_path / "nope"], tmp_path / "out")
+    with pytest.raises(ResultsError):
+        build_report([], tmp_path / "out")
+
+
+def test_only_failed_trials_gives_no_completed_epochs(tmp_path):
+    d = tmp_path / "s"
+    ident = identity("resnet18", "gpu")
+    write_rows(d, "trials", file_key(ident["trial"], 1), [trial_row(ident, "error", "boom")])
+    with pytest.raises(ResultsError, match="no completed epochs"):
+        build_report([d], tmp_path / "out")
+
+
+def test_failure_while_drawing_leaves_nothing_written(results, tmp_path, monkeypatch):
+    def broken(*_args, **_kwargs):
+        raise RuntimeError("drawing failed")
+
+    monkeypatch.setattr(figures, "epoch_time", broken)
+    out = tmp_path / "out"
+    with pytest.raises(RuntimeError):
+        build_report([results], out)
+    assert list(out.rglob("*")) == []
+
+
+def test_formatting():
+    assert [fmt_seconds(x) for x in (5432.1, 134.4, 33.0, 5.5, 0.012345, 0.0)] == [
+        "5430",
+        "134",
+        "33.0",
+        "5.50",
+        "0.0123",
+        "0",
+    ]
+    assert fmt_seconds(float("nan")) == "—" and fmt_seconds(None) == "—"
+    assert fmt_speedup(7.123) == "7.12x" and fmt_speedup(float("nan")) == "—"
+    assert fmt_pct(0.6) == "60.0%" and fmt_pct(None) == "—"
+    assert fmt_params(11_689_512) == "11.7M" and fmt_params(500_000) == "0.5M" and fmt_params(62_006) == "62k"
+    assert report.DASH == "—"

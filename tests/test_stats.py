@@ -1,0 +1,225 @@
+"""orchestrator.stats on hand-made epoch rows whose expected numbers are worked out in the comments.
+
+.venv/bin/pytest -q tests/test_stats.py
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from orchestrator.stats import cell_summary, ok_epochs, speedup, speedup_table, steady_epochs
+
+WARMUP_S = 1e6  # a warm-up epoch far slower than any real one: if it leaks into a median, numbers explode
+
+
+def run_rows(model="resnet18", device="cpu", epoch_s=(WARMUP_S, 30.0, 34.0), repeat=0, **over) -> list[dict]:
+    """Epoch rows of one run (a repeat of a cell); epoch 1 is the warm-up, as the trainable writes it."""
+    bs, pipeline, precision = (
+        over.pop("batch_size", 128),
+        over.pop("pipeline", "loader"),
+        over.pop("precision", "fp32"),
+    )
+    trial = f"{model}/{device}/bs{bs}/{pipeline}/{precision}/r{repeat}"
+    rows = []
+    for i, secs in enumerate(epoch_s, start=1):
+        rows.append(
+            {
+                "sweep": "s1",
+                "cell": trial.rsplit("/", 1)[0],
+                "trial": trial,
+                "attempt": 1,
+                "model": model,
+                "params": {"simple_cnn": 500_000, "resnet18": 11_689_512, "resnet50": 25_557_032}[model],
+                "device": device,
+                "device_name": "NVIDIA H200" if device == "gpu" else "Xeon 8480+",
+                "host": "node1",
+                "batch_size": bs,
+                "pipeline": pipeline,
+                "precision": precision,
+                "dataset": "cifar10",
+                "repeat": repeat,
+                "seed": repeat,
+                "cpus_allotted": 8,
+                "torch_threads": 8,
+                "data_workers": 2,
+                "epoch": i,
+                "warmup": i == 1,
+                "epoch_s": secs,
+                "measured_s": secs,
+                "data_s": secs / 4,
+                "compute_s": secs * 3 / 4,
+                "eval_s": 1.0,
+                "steps": 391,
+                "full_steps": 391,
+                "extrapolated": False,
+                "images": 50_000,
+                "images_per_s": 50_000 / secs,
+                "train_loss": 1.0,
+                "test_acc": 0.1 * i,
+                "eval_images": 10_000,
+                "eval_partial": False,
+                "gpu_mem_peak_mb": 1000.0 if device == "gpu" else None,
+            }
+        )
+        rows[-1].update(over)
+    return rows
+
+
+def frame(*runs: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame([row for run in runs for row in run])
+
+
+def pooled_pair() -> pd.DataFrame:
+    # CPU steady epochs pooled over two repeats: 30, 34, 32, 40 -> median 33
+    # GPU steady epochs pooled over two repeats:  4,  6,  5,  7 -> median 5.5      speedup = 33 / 5.5
+    return frame(
+        run_rows(device="cpu", epoch_s=(WARMUP_S, 30.0, 34.0), repeat=0),
+        run_rows(device="cpu", epoch_s=(WARMUP_S, 32.0, 40.0), repeat=1),
+        run_rows(device="gpu", epoch_s=(WARMUP_S, 4.0, 6.0), repeat=0),
+        run_rows(device="gpu", epoch_s=(WARMUP_S, 5.0, 7.0), repeat=1),
+    )
+
+
+def test_speedup_is_exactly_ratio_of_pooled_steady_medians():
+    table = speedup_table(pooled_pair())
+    assert len(table) == 1
+    row = table.iloc[0]
+    assert row["cpu_epoch_s"] == 33.0
+    assert row["gpu_epoch_s"] == 5.5
+    assert row["speedup"] == 33.0 / 5.5
+    # not the ratio of means (34 / 5.5) nor the mean of per-repeat ratios: the formula is pinned
+    assert row["speedup"] != 34.0 / 5.5
+    assert (row["cpu_n"], row["gpu_n"]) == (4, 4)
+    assert row["flags"] == ""
+
+
+def test_speedup_function():
+    assert speedup([30.0, 34.0, 32.0, 40.0], [4.0, 6.0, 5.0, 7.0]) == 33.0 / 5.5
+    assert speedup(10.0, 4.0) == 2.5
+    assert math.isnan(speedup([], [1.0]))
+    assert math.isnan(speedup([1.0], []))
+    assert math.isnan(speedup([1.0], [0.0]))
+    assert speedup([3.0, None, 5.0], [2.0]) == 2.0  # nulls ignored: median(3, 5) / 2
+
+
+def test_steady_epochs_excludes_warmup():
+    steady = steady_epochs(pooled_pair())
+    assert not steady["warmup"].any()
+    assert WARMUP_S not in steady["epoch_s"].tolist()
+    assert len(steady) == 8
+    assert not steady["warmup_only"].any()
+
+
+def test_warmup_only_cell_falls_back_and_is_flagged():
+    df = frame(
+        run_rows(device="cpu", epoch_s=(WARMUP_S, 30.0)),
+        run_rows(device="gpu", epoch_s=(12.0,)),  # a 1-epoch run: only its warm-up epoch exists
+    )
+    steady = steady_epochs(df)
+    gpu = steady[steady["device"] == "gpu"]
+    assert gpu["epoch_s"].tolist() == [12.0] and gpu["warmup_only"].all()
+    assert not steady.loc[steady["device"] == "cpu", "warmup_only"].any()
+    summary = cell_summary(df).set_index("device")
+    assert summary.loc["gpu", "warmup_only"] and not summary.loc["cpu", "warmup_only"]
+    row = speedup_table(df).iloc[0]
+    assert row["speedup"] == 30.0 / 12.0
+    assert "warm-up only (gpu)" in row["flags"] and "(cpu)" not in row["flags"]
+
+
+@pytest.mark.parametrize(
+    "gpu_over",
+    [{"batch_size": 256}, {"pipeline": "resident"}, {"precision": "amp"}],
+    ids=["batch_size", "pipeline", "precision"],
+)
+def test_pairing_never_crosses_mismatched_settings(gpu_over):
+    df = frame(run_rows(device="cpu"), run_rows(device="gpu", epoch_s=(WARMUP_S, 3.0), **gpu_over))
+    table = speedup_table(df)
+    assert len(table) == 2  # two rows, each with one device and no speedup
+    assert table["speedup"].isna().all()
+    cpu_row = table[table["cpu_n"] > 0].iloc[0]
+    gpu_row = table[table["gpu_n"] > 0].iloc[0]
+    assert cpu_row["cpu_epoch_s"] == 32.0 and math.isnan(cpu_row["gpu_epoch_s"])
+    assert gpu_row["gpu_epoch_s"] == 3.0 and math.isnan(gpu_row["cpu_epoch_s"])
+
+
+def test_cpu_only_model_has_no_speedup():
+    df = frame(
+        run_rows(device="cpu"),
+        run_rows(device="gpu", epoch_s=(WARMUP_S, 4.0)),
+        run_rows(model="resnet50", device="cpu", epoch_s=(WARMUP_S, 500.0)),
+    )
+    table = speedup_table(df).set_index("model")
+    assert table.loc["resnet18", "speedup"] == 32.0 / 4.0
+    assert math.isnan(table.loc["resnet50", "speedup"])
+    assert math.isnan(table.loc["resnet50", "gpu_epoch_s"]) and table.loc["resnet50", "gpu_n"] == 0
+    assert table.loc["resnet50", "cpu_epoch_s"] == 500.0
+
+
+def test_table_sorted_by_params():
+    df = frame(
+        run_rows(model="resnet50", device="gpu"),
+        run_rows(model="simple_cnn", device="gpu"),
+        run_rows(model="resnet18", device="gpu"),
+    )
+    assert speedup_table(df)["model"].tolist() == ["simple_cnn", "resnet18", "resnet50"]
+
+
+def test_cell_summary_numbers():
+    df = pooled_pair()
+    # data_s / epoch_s is 1/4 on every row except one GPU epoch set to 3/6 = 0.5: median of 1/4 x3, 0.5 -> 1/4
+    df.loc[(df["device"] == "gpu") & (df["epoch"] == 2) & (df["repeat"] == 0), "data_s"] = 3.0
+    # final accuracy: last epoch (3) of each run; repeat 0 -> 0.5, repeat 1 -> 0.7, mean 0.6 (epoch 2 ignored)
+    df.loc[(df["epoch"] == 3) & (df["repeat"] == 0), "test_acc"] = 0.5
+    df.loc[(df["epoch"] == 3) & (df["repeat"] == 1), "test_acc"] = 0.7
+    summary = cell_summary(df).set_index("device")
+    assert summary.loc["cpu", "epoch_s"] == 33.0 and summary.loc["gpu", "epoch_s"] == 5.5
+    assert summary.loc["gpu", "data_share"] == 0.25
+    assert summary.loc["cpu", "test_acc"] == pytest.approx(0.6)
+    assert summary.loc["gpu", "n"] == 4 and summary.loc["gpu", "runs"] == 2
+    assert summary.loc["gpu", "device_names"] == "NVIDIA H200"
+    assert summary.loc["cpu", "device_names"] == "Xeon 8480+"
+
+
+def test_data_share_is_median_of_ratios():
+    # steady ratios 1/10, 4/20, 0.9/1 -> median 0.2; median(data)/median(epoch) = 1/10 would differ
+    df = frame(run_rows(device="gpu", epoch_s=(WARMUP_S, 10.0, 20.0, 1.0)))
+    df["data_s"] = [0.0, 1.0, 4.0, 0.9]  # warm-up ratio 0 excluded
+    assert cell_summary(df).iloc[0]["data_share"] == pytest.approx(0.2)
+
+
+def test_flags_extrapolated_and_partial_eval():
+    df = frame(
+        run_rows(device="cpu", extrapolated=True),
+        run_rows(device="gpu", epoch_s=(WARMUP_S, 4.0), eval_partial=True),
+    )
+    flags = speedup_table(df).iloc[0]["flags"]
+    assert "extrapolated (cpu)" in flags and "extrapolated (gpu)" not in flags
+    assert "partial-eval (gpu)" in flags and "partial-eval (cpu)" not in flags
+
+
+def test_mixed_settings_inside_a_cell_are_flagged():
+    df = frame(run_rows(device="cpu", repeat=0), run_rows(device="cpu", repeat=1, data_workers=8))
+    assert "mixed data_workers (cpu)" in speedup_table(df).iloc[0]["flags"]
+
+
+def test_ok_epochs_drops_failed_attempts_and_duplicates():
+    df = pooled_pair()
+    failed = df[df["repeat"] == 1][["sweep", "trial", "attempt"]].drop_duplicates().assign(status="error")
+    trials = pd.concat(
+        [failed, pd.DataFrame({"sweep": ["s1"], "trial": ["x"], "attempt": [1], "status": ["ok"]})]
+    )
+    kept = ok_epochs(pd.concat([df, df]), trials)
+    assert len(kept) == 6 and set(kept["repeat"]) == {0}
+    assert np.array_equal(
+        np.sort(kept["epoch_s"].to_numpy()), np.sort(df[df["repeat"] == 0]["epoch_s"].to_numpy())
+    )
+
+
+def test_empty_input_gives_empty_tables():
+    empty = pd.DataFrame(columns=pooled_pair().columns)
+    assert speedup_table(empty).empty and "speedup" in speedup_table(empty).columns
+    assert cell_summary(empty).empty and "epoch_s" in cell_summary(empty).columns
