@@ -1,0 +1,93 @@
+"""`benchctl sweep`: run the models x devices (x batch, pipeline, precision, repeat) grid on Ray Tune.
+
+benchctl sweep --dataset synthetic --epochs 2
+benchctl sweep --models simple_cnn,resnet18 --devices cpu --epochs 2 --max-steps 3 --batch-size 32
+benchctl sweep --cluster cluster/lab.yaml --batch-size 128,512 --pipeline loader,resident
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from orchestrator.errors import RUNTIME, BenchctlError
+from orchestrator.spec import SweepSpec, default_name, parse_choices, parse_csv, parse_ints
+from orchestrator.sweep import run_sweep
+from trainables import config as d
+from trainables.config import Device, Pipeline, Precision
+
+
+def sweep(
+    models: Annotated[str, typer.Option(help="Comma list of model names (`benchctl models`).")] = (
+        "simple_cnn,resnet18,resnet50"
+    ),
+    devices: Annotated[str, typer.Option(help="Comma list of devices: cpu, gpu.")] = "cpu,gpu",
+    epochs: Annotated[int, typer.Option(help="Epochs per trial; epoch 1 is warm-up.")] = d.EPOCHS,
+    batch_size: Annotated[str, typer.Option(help="Batch size; a comma list is a grid axis.")] = str(
+        d.BATCH_SIZE
+    ),
+    pipeline: Annotated[
+        str, typer.Option(help="Input pipeline(s): loader (DataLoader, per-sample transforms), resident.")
+    ] = "loader",
+    precision: Annotated[str, typer.Option(help="Precision(s): fp32, amp (bf16 autocast).")] = "fp32",
+    repeats: Annotated[int, typer.Option(help="Repeats per cell (seeds seed..seed+N-1).")] = 1,
+    dataset: Annotated[str, typer.Option(help="synthetic, cifar10 or folder:PATH (train/ and test/).")] = (
+        "synthetic"
+    ),
+    data_dir: Annotated[Path | None, typer.Option(help="Where cifar10 is (or is downloaded to).")] = None,
+    workers: Annotated[int, typer.Option(help="DataLoader worker processes (loader pipeline).")] = d.WORKERS,
+    max_steps: Annotated[
+        int | None, typer.Option(help="Cap training steps per epoch; epoch time is extrapolated (marked).")
+    ] = None,
+    max_eval_steps: Annotated[
+        int | None, typer.Option(help="Cap test-pass steps (accuracy marked partial).")
+    ] = None,
+    train_size: Annotated[int, typer.Option(help="Synthetic training images.")] = d.TRAIN_SIZE,
+    test_size: Annotated[int, typer.Option(help="Synthetic test images.")] = d.TEST_SIZE,
+    seed: Annotated[int, typer.Option(help="Base seed.")] = d.SEED,
+    cpus_per_trial: Annotated[
+        int | None, typer.Option(help="CPU cores per CPU cell (default: all cores of the largest node).")
+    ] = None,
+    gpu_cpus: Annotated[
+        int | None, typer.Option(help="CPU cores per GPU cell (default: 1 + DataLoader workers).")
+    ] = None,
+    max_failures: Annotated[int, typer.Option(help="Retries of a failed trial.")] = 1,
+    out: Annotated[Path, typer.Option(help="Parent directory of results.")] = Path("results"),
+    name: Annotated[str | None, typer.Option(help="Results go to OUT/NAME (default: a timestamp).")] = None,
+    cluster: Annotated[
+        Path | None, typer.Option(help="Ray cluster file (cluster/lab.yaml); default: a local Ray.")
+    ] = None,
+) -> None:
+    """Run the sweep on Ray Tune; results land in OUT/NAME as Parquet."""
+    spec = SweepSpec(
+        models=parse_csv(models, "--models"),
+        devices=parse_choices(devices, Device, "--devices"),
+        batch_sizes=parse_ints(batch_size, "--batch-size"),
+        pipelines=parse_choices(pipeline, Pipeline, "--pipeline"),
+        precisions=parse_choices(precision, Precision, "--precision"),
+        repeats=repeats,
+        epochs=epochs,
+        dataset=dataset,
+        data_dir=str(data_dir) if data_dir else "",
+        train_size=train_size,
+        test_size=test_size,
+        workers=workers,
+        max_steps=max_steps,
+        max_eval_steps=max_eval_steps,
+        seed=seed,
+        cpus_per_trial=cpus_per_trial,
+        gpu_cpus=gpu_cpus,
+        max_failures=max_failures,
+        name=name or default_name(),
+        out=out,
+        cluster=cluster,
+    )
+    outcome = run_sweep(spec, echo=typer.echo)
+    typer.echo(f"benchctl: results in {outcome.results_dir}; next: benchctl report {outcome.results_dir}")
+    if outcome.failed:
+        raise BenchctlError(
+            f"{outcome.failed} of {outcome.trials} trials failed; see {outcome.results_dir}/trials",
+            exit_code=RUNTIME,
+        )

@@ -1,0 +1,51 @@
+"""The command line through Typer's CliRunner: parsing, one-line errors, exit codes."""
+
+import pytest
+from typer.testing import CliRunner
+
+from orchestrator.cli import app
+
+runner = CliRunner()
+
+
+def test_models_lists_exact_counts():
+    result = runner.invoke(app, ["models"])
+    assert result.exit_code == 0, result.output
+    assert "simple_cnn" in result.output and "11,181,642" in result.output and "23,528,522" in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--models", "resnet81"], "--models: unknown model 'resnet81'; did you mean resnet18"),
+        (["--epochs", "0"], "--epochs: must be >= 1, got 0"),
+        (["--batch-size", "32,x"], "--batch-size: 'x' is not an integer"),
+        (["--devices", "cpu,tpu"], "--devices: unknown value 'tpu'"),
+        (["--dataset", "folder:/nonexistent"], "--dataset: dataset folder /nonexistent has no train/"),
+        (["--cluster", "/nonexistent.yaml"], "--cluster: cannot read /nonexistent.yaml"),
+    ],
+)
+def test_bad_sweep_input_is_one_line_exit_2_and_writes_nothing(tmp_path, args, message):
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["sweep", "--out", str(out), "--name", "x", *args])
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"benchctl: error: {message}")
+    assert not out.exists()
+
+
+def test_existing_name_is_refused(tmp_path):
+    (tmp_path / "taken").mkdir()
+    result = runner.invoke(app, ["sweep", "--out", str(tmp_path), "--name", "taken", "--devices", "cpu"])
+    assert result.exit_code == 2 and "already exists" in result.stderr
+
+
+def test_report_on_missing_directory(tmp_path):
+    result = runner.invoke(app, ["report", str(tmp_path / "nothing")])
+    assert result.exit_code == 2 and "does not exist" in result.stderr
+    assert not (tmp_path / "nothing").exists()
+
+
+def test_debug_shows_the_traceback_instead(tmp_path):
+    result = runner.invoke(app, ["--debug", "report", str(tmp_path / "nothing")])
+    assert result.exit_code == 1 and result.exception is not None

@@ -1,0 +1,97 @@
+"""Real end-to-end runs: real Ray (local), real torch training, real Parquet, real report."""
+
+import subprocess
+import sys
+import time
+
+import pyarrow.dataset as ds
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from orchestrator.cli import app
+from orchestrator.results import EPOCH_SCHEMA, read_results
+
+runner = CliRunner()
+QUICK = [
+    "--dataset",
+    "synthetic",
+    "--epochs",
+    "2",
+    "--max-steps",
+    "3",
+    "--batch-size",
+    "32",
+    "--train-size",
+    "512",
+    "--test-size",
+    "256",
+    "--max-eval-steps",
+    "1",
+]
+
+
+def test_local_sweep_then_report(tmp_path):
+    out = tmp_path / "out"
+    result = runner.invoke(
+        app,
+        [
+            "sweep",
+            "--models",
+            "simple_cnn,resnet18",
+            "--devices",
+            "cpu",
+            *QUICK,
+            "--out",
+            str(out),
+            "--name",
+            "s1",
+        ],
+    )
+    assert result.exit_code == 0, result.output + str(result.exception)
+    table = ds.dataset(out / "s1" / "epochs").to_table()
+    assert table.num_rows == 4 and set(EPOCH_SCHEMA.names) <= set(table.column_names)
+    epochs, trials = read_results(out / "s1")
+    assert sorted(epochs.model.unique()) == ["resnet18", "simple_cnn"]
+    assert set(epochs.device) == {"cpu"} and epochs.extrapolated.all()
+    assert (epochs.data_s + epochs.compute_s <= epochs.epoch_s).all()
+    assert (trials.status == "ok").all() and len(trials) == 2
+    assert trials.host.notna().all() and trials.torch.notna().all() and trials.device_name.notna().all()
+    assert (out / "s1" / "spec.json").is_file()
+
+    report = runner.invoke(app, ["report", str(out / "s1")])
+    assert report.exit_code == 0, report.output + str(report.exception)
+    assert "simple_cnn" in report.output and "resnet18" in report.output
+    for name in ("report.md", "figures/speedup_vs_params.png", "figures/epoch_time.png"):
+        assert (out / "s1" / "report" / name).stat().st_size > 0
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the refusal on a machine without GPUs")
+def test_gpu_cells_without_gpu_exit_2_before_anything_runs(tmp_path):
+    t0 = time.monotonic()
+    result = runner.invoke(
+        app,
+        [
+            "sweep",
+            "--models",
+            "simple_cnn",
+            "--devices",
+            "cpu,gpu",
+            *QUICK,
+            "--out",
+            str(tmp_path / "out"),
+            "--name",
+            "s2",
+        ],
+    )
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip().startswith("benchctl: error: gpu cells need 1 GPU")
+    assert not (tmp_path / "out").exists()
+    assert time.monotonic() - t0 < 120  # refused up front, never left PENDING
+
+
+def test_python_dash_m_works_without_install():
+    result = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "models"], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0 and "resnet50" in result.stdout
