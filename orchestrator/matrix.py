@@ -28,9 +28,10 @@ class Allotment:
 
 
 def resolve_allotment(spec: SweepSpec, node_cpus: list[int]) -> Allotment:
-    """Defaults: a CPU cell gets every core of the largest node (the paper's CPU baseline uses the
-    whole machine); a GPU cell gets one core for the training process plus one per worker."""
-    cpu = spec.cpus_per_trial or max(node_cpus, default=1)
+    """Defaults: a CPU cell gets every core of the largest node but one (the paper's CPU baseline
+    uses the whole machine; the one left over keeps Ray's daemons and the driver from preempting
+    the trial's threads); a GPU cell gets one core for the training process plus one per worker."""
+    cpu = spec.cpus_per_trial or max(max(node_cpus, default=1) - 1, 1)
     return Allotment(cpu_cell_cpus=cpu, gpu_cell_cpus=spec.gpu_cpus)
 
 

@@ -8,6 +8,7 @@ Per-trial facts (host, device, versions where the trial ran) are measured by the
 
 from __future__ import annotations
 
+import os
 import platform
 import socket
 import subprocess
@@ -27,6 +28,8 @@ def git_commit(root: Path = PROJECT_ROOT) -> str | None:
             ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10, check=True
         ).stdout.strip()
 
+    if os.environ.get("BENCHCTL_GIT_COMMIT"):  # a checkout copied without .git (the GPU test machine)
+        return os.environ["BENCHCTL_GIT_COMMIT"]
     try:
         commit = git("rev-parse", "HEAD")
         dirty = git("status", "--porcelain", "--untracked-files=no")

@@ -70,6 +70,9 @@ EPOCH_SCHEMA = pa.schema(
         ("eval_images", pa.int64()),
         ("eval_partial", pa.bool_()),
         ("gpu_mem_peak_mb", pa.float64()),  # null on CPU trials
+        ("gpu_energy_j", pa.float64()),  # NVML, full epoch (scaled like epoch_s); null if unmeasurable
+        ("gpu_util_pct", pa.float64()),  # mean NVML utilization over the measured window
+        ("cpu_energy_j", pa.float64()),  # RAPL, all CPU packages, full epoch; null if unreadable
     ]
 )
 
@@ -97,6 +100,8 @@ TRIAL_SCHEMA = pa.schema(
         ("ray", pa.string()),
         ("git_commit", pa.string()),
         ("tune_trial_id", pa.string()),
+        ("niceness", pa.int32()),  # scheduling priority the trial ran at (Ray's default for workers: 15)
+        ("energy_notes", pa.string()),  # why an energy column is null, if it is
         ("config_json", pa.string()),  # the whole TrialConfig
     ]
 )

@@ -82,7 +82,7 @@ class SweepSpec:
     max_steps: int | None = None
     max_eval_steps: int | None = None
     seed: int = defaults.SEED
-    cpus_per_trial: int | None = None  # CPU cell allotment; None = all cores of the largest node
+    cpus_per_trial: int | None = None  # CPU cell allotment; None = all cores of the largest node but one
     gpu_cpus: int | None = None  # GPU cell allotment; None = 1 + DataLoader workers
     max_failures: int = 0  # retries of a failed trial
     name: str = field(default_factory=default_name)

@@ -46,8 +46,9 @@ def test_resources_are_a_function_of_the_config():
     assert cfg.cpus == 16 and cfg.torch_threads + cfg.data_workers == 16
 
 
-def test_default_cpu_allotment_is_the_largest_node():
-    assert resolve_allotment(SPEC, [4, 16, 8]).cpu_cell_cpus == 16
+def test_default_cpu_allotment_is_the_largest_node_but_one_core():
+    assert resolve_allotment(SPEC, [4, 16, 8]).cpu_cell_cpus == 15
+    assert resolve_allotment(SPEC, [1]).cpu_cell_cpus == 1
     spec = SweepSpec(name="m", cpus_per_trial=6, gpu_cpus=2)
     assert resolve_allotment(spec, [16]) == Allotment(cpu_cell_cpus=6, gpu_cell_cpus=2)
 

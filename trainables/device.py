@@ -98,6 +98,7 @@ def prepare_device(cfg: TrialConfig) -> tuple[torch.device, dict]:
         "data_workers": cfg.data_workers,
         "gpus_visible": gpus_visible,
         "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+        "niceness": os.getpriority(os.PRIO_PROCESS, 0),  # Ray's default for workers is 15
         **gpu,
         **software_info(),
     }

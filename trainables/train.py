@@ -7,9 +7,10 @@ A plain function, usable without Ray:
     result = run_trial(TrialConfig(model="simple_cnn", epochs=2, max_steps=5, train_size=1024))
     print(result.epochs[-1]["epoch_s"], result.info["device_name"])
 
-`trainables.ray_trainable.tune_trial` wraps it for Ray Tune. Each epoch row holds:
+`orchestrator.tune_glue.tune_trial` wraps it for Ray Tune. Each epoch row holds:
 epoch, warmup, epoch_s, measured_s, data_s, compute_s, eval_s, steps, full_steps, extrapolated,
-images, images_per_s, train_loss, test_acc, eval_images, eval_partial, gpu_mem_peak_mb (GPU only).
+images, images_per_s, train_loss, test_acc, eval_images, eval_partial, and where measurable
+gpu_mem_peak_mb, gpu_energy_j, gpu_util_pct (GPU), cpu_energy_j (RAPL; whole CPU package).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from torch import nn
 from trainables.config import Precision, TrialConfig
 from trainables.data import load_arrays, make_source
 from trainables.device import prepare_device
+from trainables.energy import EnergyMeter
 from trainables.models import build_model, count_params
 from trainables.timing import StepTimeline, extrapolate, timed
 
@@ -71,6 +73,8 @@ def run_trial(cfg: TrialConfig, on_epoch: Callable[[dict, dict], None] | None = 
     eval_full = len(test_src)
     eval_steps = min(eval_full, cfg.max_eval_steps or eval_full)
 
+    meter = EnergyMeter(device)
+    info["energy_notes"] = "; ".join(meter.notes) or None
     rows: list[dict] = []
     for epoch in range(1, cfg.epochs + 1):
         model.train()
@@ -80,6 +84,7 @@ def run_trial(cfg: TrialConfig, on_epoch: Callable[[dict, dict], None] | None = 
         images = 0
         batches = iter(train_src)
         timeline = StepTimeline(device)
+        meter.start()
         timeline.start()
         for _ in range(steps):
             x, y = next(batches)
@@ -93,6 +98,7 @@ def run_trial(cfg: TrialConfig, on_epoch: Callable[[dict, dict], None] | None = 
             timeline.step_done()
             images += len(y)
         t = timeline.stop()
+        energy = meter.stop()
         del batches  # a capped epoch leaves the loader mid-way; drop it before the test pass
 
         with timed(device) as eval_elapsed:
@@ -119,6 +125,12 @@ def run_trial(cfg: TrialConfig, on_epoch: Callable[[dict, dict], None] | None = 
         }
         if device.type == "cuda":
             row["gpu_mem_peak_mb"] = torch.cuda.max_memory_allocated(device) / 2**20
+        # energy of the measured window, scaled to the full epoch like epoch_s
+        for key in ("gpu_energy_j", "cpu_energy_j"):
+            if getattr(energy, key) is not None:
+                row[key] = getattr(energy, key) * scale
+        if energy.gpu_util_pct is not None:
+            row["gpu_util_pct"] = energy.gpu_util_pct
         rows.append(row)
         if on_epoch is not None:
             on_epoch(info, row)

@@ -48,7 +48,8 @@ def sweep(
     test_size: Annotated[int, typer.Option(help="Synthetic test images.")] = d.TEST_SIZE,
     seed: Annotated[int, typer.Option(help="Base seed.")] = d.SEED,
     cpus_per_trial: Annotated[
-        int | None, typer.Option(help="CPU cores per CPU cell (default: all cores of the largest node).")
+        int | None,
+        typer.Option(help="CPU cores per CPU cell (default: all cores of the largest node but one)."),
     ] = None,
     gpu_cpus: Annotated[
         int | None, typer.Option(help="CPU cores per GPU cell (default: 1 + DataLoader workers).")
