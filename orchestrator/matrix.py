@@ -25,14 +25,19 @@ class Allotment:
 
     cpu_cell_cpus: int  # a CPU cell's cores: its torch threads plus its DataLoader workers
     gpu_cell_cpus: int | None  # a GPU cell's cores; None: one for the training process + one per worker
+    cpu_cell_reserve: int = 0  # cores a CPU cell reserves in Ray beyond those it uses (kept idle)
 
 
 def resolve_allotment(spec: SweepSpec, node_cpus: list[int]) -> Allotment:
-    """Defaults: a CPU cell gets every core of the largest node but one (the paper's CPU baseline
-    uses the whole machine; the one left over keeps Ray's daemons and the driver from preempting
-    the trial's threads); a GPU cell gets one core for the training process plus one per worker."""
-    cpu = spec.cpus_per_trial or max(max(node_cpus, default=1) - 1, 1)
-    return Allotment(cpu_cell_cpus=cpu, gpu_cell_cpus=spec.gpu_cpus)
+    """Defaults: a CPU cell has the largest node to itself and uses all its cores but one; the spare
+    core keeps Ray's daemons and the driver from preempting the trial's threads (the paper's CPU
+    baseline uses the whole machine). A GPU cell gets one core for the training process plus one per
+    DataLoader worker. An explicit --cpus-per-trial reserves exactly that many cores."""
+    if spec.cpus_per_trial:
+        return Allotment(spec.cpus_per_trial, spec.gpu_cpus, 0)
+    largest = max(node_cpus, default=1)
+    reserve = 1 if largest > 1 else 0
+    return Allotment(cpu_cell_cpus=largest - reserve, gpu_cell_cpus=spec.gpu_cpus, cpu_cell_reserve=reserve)
 
 
 def matrix_axes(spec: SweepSpec) -> dict[str, list]:
@@ -52,6 +57,7 @@ def _fixed(spec: SweepSpec, alloc: Allotment) -> dict:
         "trial": spec.trial_template(),
         "cpu_cell_cpus": alloc.cpu_cell_cpus,
         "gpu_cell_cpus": alloc.gpu_cell_cpus,
+        "cpu_cell_reserve": alloc.cpu_cell_reserve,
         "sweep": spec.name,
     }
 
@@ -74,19 +80,27 @@ def expand(spec: SweepSpec, alloc: Allotment) -> list[dict]:
     ]
 
 
-def trial_resources(config: dict) -> dict[str, float]:
-    """Ray resources of one trial: `{"CPU": n}` for a cpu cell, `{"CPU": n, "GPU": 1}` for a gpu cell."""
+def cpus_used(config: dict) -> int:
+    """Cores the trial itself uses (torch threads + DataLoader workers fit inside them)."""
     if config["device"] == Device.gpu.value:
         # a resident gpu cell has no DataLoader workers: one core drives the GPU
         workers = config["trial"]["workers"] if config["pipeline"] == Pipeline.loader.value else 0
-        return {"CPU": config["gpu_cell_cpus"] or 1 + workers, "GPU": 1}
-    return {"CPU": config["cpu_cell_cpus"]}
+        return config["gpu_cell_cpus"] or 1 + workers
+    return config["cpu_cell_cpus"]
+
+
+def trial_resources(config: dict) -> dict[str, float]:
+    """Ray resources of one trial: `{"CPU": n}` for a cpu cell (the cores it uses plus its idle
+    reserve), `{"CPU": n, "GPU": 1}` for a gpu cell."""
+    if config["device"] == Device.gpu.value:
+        return {"CPU": cpus_used(config), "GPU": 1}
+    return {"CPU": cpus_used(config) + config.get("cpu_cell_reserve", 0)}
 
 
 def trial_config(config: dict) -> TrialConfig:
     """The TrialConfig a Tune config describes (validated by TrialConfig itself)."""
     axes = {k: config[k] for k in ("model", "device", "batch_size", "pipeline", "precision", "repeat")}
-    return TrialConfig(**axes, **config["trial"], cpus=int(trial_resources(config)["CPU"]))
+    return TrialConfig(**axes, **config["trial"], cpus=cpus_used(config))
 
 
 def _fits(need: dict[str, float], have: dict[str, float]) -> bool:

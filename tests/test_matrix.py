@@ -46,11 +46,15 @@ def test_resources_are_a_function_of_the_config():
     assert cfg.cpus == 16 and cfg.torch_threads + cfg.data_workers == 16
 
 
-def test_default_cpu_allotment_is_the_largest_node_but_one_core():
-    assert resolve_allotment(SPEC, [4, 16, 8]).cpu_cell_cpus == 15
-    assert resolve_allotment(SPEC, [1]).cpu_cell_cpus == 1
+def test_default_cpu_cell_has_the_largest_node_and_leaves_one_core_idle():
+    alloc = resolve_allotment(SPEC, [4, 16, 8])
+    assert (alloc.cpu_cell_cpus, alloc.cpu_cell_reserve) == (15, 1)
+    cpu = next(c for c in expand(SPEC, alloc) if c["device"] == "cpu")
+    assert trial_resources(cpu) == {"CPU": 16}  # the whole node in Ray's books: nothing runs beside it
+    assert trial_config(cpu).cpus == 15  # threads + workers use 15 cores
+    assert resolve_allotment(SPEC, [1]) == Allotment(cpu_cell_cpus=1, gpu_cell_cpus=None, cpu_cell_reserve=0)
     spec = SweepSpec(name="m", cpus_per_trial=6, gpu_cpus=2)
-    assert resolve_allotment(spec, [16]) == Allotment(cpu_cell_cpus=6, gpu_cell_cpus=2)
+    assert resolve_allotment(spec, [16]) == Allotment(cpu_cell_cpus=6, gpu_cell_cpus=2, cpu_cell_reserve=0)
 
 
 def test_gpu_cells_on_a_cpu_only_cluster_are_refused_in_one_line():
