@@ -33,7 +33,7 @@ def ratio(benchctl_ips: list[float], plain_ips: list[float]) -> float:
     return statistics.median(benchctl_ips) / statistics.median(plain_ips)
 
 
-def plain_run(row: dict, spec: dict) -> list[dict]:
+def plain_run(row: dict, spec: dict, epochs: int | None = None) -> list[dict]:
     cmd = [
         sys.executable,
         str(Path(__file__).with_name("plain_loop.py")),
@@ -52,7 +52,7 @@ def plain_run(row: dict, spec: dict) -> list[dict]:
         "--threads",
         str(row["torch_threads"]),
         "--epochs",
-        str(spec["epochs"]),
+        str(epochs or spec["epochs"]),
         "--train-size",
         str(spec["train_size"]),
         "--seed",
@@ -69,6 +69,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("results", type=Path)
     p.add_argument("--device", choices=("cpu", "gpu"), default=None, help="only cells of this device")
     p.add_argument("--batch-size", type=int, default=None, help="only cells of this batch size")
+    p.add_argument("--epochs", type=int, default=None, help="plain-loop epochs (>= 2; default: the sweep's)")
     p.add_argument("--out", type=Path, default=None, help="JSON output (default RESULTS/fidelity.json)")
     args = p.parse_args(argv)
 
@@ -83,7 +84,7 @@ def main(argv: list[str] | None = None) -> None:
     for cell, group in epochs.groupby("cell", sort=False):
         steady = group[~group.warmup.astype(bool)]
         first = group.iloc[0].to_dict()
-        plain = plain_run(first, spec)
+        plain = plain_run(first, spec, args.epochs)
         plain_steady = [e["images_per_s"] for e in plain if e["epoch"] >= 2]
         r = ratio(list(steady.images_per_s), plain_steady)
         rows.append(
