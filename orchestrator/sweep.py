@@ -11,6 +11,9 @@ runs the grid, and the driver-side writer lands one Parquet file per trial attem
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +55,17 @@ def _claim_results_dir(spec: SweepSpec) -> Path:
     return path
 
 
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def _sigterm_as_interrupt():
+    """Treat SIGTERM like Ctrl-C while the sweep runs (main thread only; returns the old handler)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _raise_interrupt)
+
+
 def run_sweep(spec: SweepSpec, echo: Callable[[str], None] = print) -> SweepOutcome:
     import ray
     from ray import tune
@@ -66,6 +80,11 @@ def run_sweep(spec: SweepSpec, echo: Callable[[str], None] = print) -> SweepOutc
     except DatasetUnavailable as exc:
         raise SpecError(f"--dataset: {exc}") from None
 
+    # Ctrl-C (and SIGTERM) end the sweep at once: Ray is shut down in `finally`, which stops the
+    # trials; attempts that had not finished are not written, finished ones are already on disk.
+    # Tune's own SIGINT handler would instead return from fit() as if the sweep had completed.
+    os.environ["TUNE_DISABLE_SIGINT_HANDLER"] = "1"
+    previous_sigterm = _sigterm_as_interrupt()
     cluster.connect(spec.cluster)
     try:
         nodes = cluster.alive_nodes()
@@ -98,6 +117,8 @@ def run_sweep(spec: SweepSpec, echo: Callable[[str], None] = print) -> SweepOutc
         grid = tuner.fit()
     finally:
         ray.shutdown()
+        if previous_sigterm is not None:
+            signal.signal(signal.SIGTERM, previous_sigterm)
     failed = sum(1 for r in grid if r.error is not None)
     if failed == len(configs):
         raise BenchctlError(

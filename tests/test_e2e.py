@@ -1,5 +1,6 @@
 """Real end-to-end runs: real Ray (local), real torch training, real Parquet, real report."""
 
+import signal
 import subprocess
 import sys
 import time
@@ -95,3 +96,39 @@ def test_python_dash_m_works_without_install():
         [sys.executable, "-m", "orchestrator", "models"], capture_output=True, text=True, timeout=120
     )
     assert result.returncode == 0 and "resnet50" in result.stdout
+
+
+def test_ctrl_c_stops_the_sweep_with_exit_130(tmp_path):
+    cmd = [
+        sys.executable,
+        "-m",
+        "orchestrator",
+        "sweep",
+        "--models",
+        "simple_cnn",
+        "--devices",
+        "cpu",
+        "--epochs",
+        "50",
+        "--batch-size",
+        "32",
+        "--train-size",
+        "4096",
+        "--test-size",
+        "128",
+        "--out",
+        str(tmp_path),
+        "--name",
+        "int",
+    ]
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        for line in proc.stderr:  # wait until a trial is really running
+            if "1 running" in line:
+                break
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=120) == 130
+    finally:
+        proc.kill()
+    assert "interrupted" in proc.stderr.read()
+    assert not list((tmp_path / "int").glob("epochs/*.parquet"))  # the cut-off attempt left no rows

@@ -1,0 +1,28 @@
+"""The committed reference results (reports/*/results/*) load with today's code and render a report."""
+
+from pathlib import Path
+
+import pytest
+
+from orchestrator.report import build_report
+from orchestrator.results import read_results
+
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE_DIRS = sorted(p for p in ROOT.glob("reports/*/results/*") if (p / "epochs").is_dir())
+
+
+def test_there_is_a_reference():
+    assert REFERENCE_DIRS, "no committed reference results under reports/*/results/"
+
+
+@pytest.mark.parametrize("results", REFERENCE_DIRS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_reference_results_load_and_render(results, tmp_path):
+    epochs, trials = read_results(results)
+    assert not epochs.empty and (trials.status == "ok").any()
+    gpu = epochs[epochs.device == "gpu"]
+    # a GPU row must say which GPU it ran on: never a CPU measurement labelled GPU
+    assert gpu.device_name.str.contains("NVIDIA|AMD|GPU", regex=True).all()
+    report = build_report([results], tmp_path)
+    assert (tmp_path / "report.md").read_text().count("|") > 10
+    assert (tmp_path / "figures" / "speedup_vs_params.png").stat().st_size > 0
+    assert report.terminal_text
