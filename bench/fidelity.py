@@ -80,6 +80,7 @@ def main(argv: list[str] | None = None) -> None:
         epochs = epochs[epochs.device == args.device]
     if args.batch_size:
         epochs = epochs[epochs.batch_size == args.batch_size]
+    out = args.out or args.results / "fidelity.json"
     rows = []
     for cell, group in epochs.groupby("cell", sort=False):
         steady = group[~group.warmup.astype(bool)]
@@ -104,8 +105,7 @@ def main(argv: list[str] | None = None) -> None:
             f"{cell}: benchctl {b_ips:.0f} img/s, plain {p_ips:.0f} img/s, ratio {r:.3f}",
             flush=True,
         )
-    out = args.out or args.results / "fidelity.json"
-    out.write_text(json.dumps(rows, indent=2) + "\n")
+        out.write_text(json.dumps(rows, indent=2) + "\n")  # after every cell: a cut-off run keeps its cells
     print("\n| cell | threads | workers | benchctl img/s | plain img/s | ratio | within 0.97-1.03 |")
     print("|---|---|---|---|---|---|---|")
     for r in rows:

@@ -21,6 +21,7 @@ from pathlib import Path
 from orchestrator import cluster
 from orchestrator.errors import RUNTIME, BenchctlError
 from orchestrator.matrix import (
+    cpus_used,
     describe,
     expand,
     param_space,
@@ -53,6 +54,12 @@ def _claim_results_dir(spec: SweepSpec) -> Path:
     except OSError as exc:
         raise SpecError(f"--out: cannot create {path} ({exc.strerror}); choose a writable --out") from None
     return path
+
+
+def _shape(config: dict) -> str:
+    held, used = trial_resources(config), cpus_used(config)
+    idle = f" ({used} used, the rest kept idle for Ray)" if held["CPU"] > used else ""
+    return f"{config['device']}: {describe(held)}{idle}"
 
 
 def _raise_interrupt(signum, frame):
@@ -94,7 +101,7 @@ def run_sweep(spec: SweepSpec, echo: Callable[[str], None] = print) -> SweepOutc
         if problem:
             raise SpecError(problem)
         where = ", ".join(f"{n['host']} ({describe(n['resources'])})" for n in nodes)
-        shapes = sorted({f"{c['device']}: {describe(trial_resources(c))}" for c in configs})
+        shapes = sorted({_shape(c) for c in configs})
         echo(f"benchctl: {len(configs)} trials on {where}; per trial {'; '.join(shapes)}")
 
         results_dir = _claim_results_dir(spec)
