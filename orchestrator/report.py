@@ -10,6 +10,8 @@ staging folder and report.md goes through a temp file, each moved into place wit
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import shutil
 import tempfile
@@ -28,12 +30,15 @@ from orchestrator.stats import (
     fmt_pct,
     fmt_seconds,
     fmt_speedup,
+    fmt_util,
     is_missing,
     ok_epochs,
     speedup_table,
 )
 
 FIGURES = {"speedup": "figures/speedup_vs_params.png", "epoch_time": "figures/epoch_time.png"}
+FIDELITY_GLOB = "fidelity*.json"  # written by bench/fidelity.py into a results directory
+FIDELITY_BAR = (0.97, 1.03)  # bench/fidelity.py's LOW, HIGH
 
 
 @dataclass
@@ -84,6 +89,12 @@ HOW_TO_READ = """## How to read this
   **partial-eval** = accuracy comes from a capped test pass (part of the test set).
 - Accuracy is the test accuracy after the last epoch, averaged over repeats; the test pass is not timed
   inside the epoch time.
+- **GPU J/epoch** = median GPU energy per epoch from NVML's energy counter (the GPU board only), scaled
+  to the full epoch like the epoch time; **GPU util** = median of the mean NVML utilization per epoch.
+  CPU energy is the RAPL energy of all CPU packages (other processes included), only where RAPL is
+  readable. **energy speedup** = CPU epoch energy (CPU packages) / GPU epoch energy (GPU + CPU
+  packages); it needs both counters on both sides, else "—" (GPU energy alone would flatter the GPU).
+  Why a counter was unreadable is listed under Environment.
 """
 
 
@@ -101,6 +112,9 @@ def _table_section(table: pd.DataFrame) -> str:
         "GPU acc",
         "CPU data-wait",
         "GPU data-wait",
+        "GPU J/epoch",
+        "GPU util",
+        "energy speedup",
         "n CPU/GPU",
         "flags",
     ]
@@ -118,6 +132,9 @@ def _table_section(table: pd.DataFrame) -> str:
             fmt_pct(r.gpu_acc),
             fmt_pct(r.cpu_data_share, 0),
             fmt_pct(r.gpu_data_share, 0),
+            fmt_seconds(r.gpu_energy_j),
+            fmt_util(r.gpu_util_pct),
+            fmt_speedup(r.energy_speedup),
             f"{r.cpu_n}/{r.gpu_n}",
             r.flags or "",
         ]
@@ -149,6 +166,72 @@ def _paper_section(table: pd.DataFrame) -> str:
         + text
         + "\n\nThe paper's hardware differs from ours; compare the trend "
         "(speedup growing with parameter count) more than the exact values.\n"
+    )
+
+
+def _fidelity_rows(path: Path) -> list[dict]:
+    """The rows of one bench/fidelity.py JSON file, validated; ResultsError naming the file if malformed.
+    Plain json.loads: nothing is unpickled or executed."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ResultsError(f"{path}: not a readable fidelity JSON file ({exc}); fix or move it") from None
+    if not isinstance(data, list):
+        raise ResultsError(f"{path}: a fidelity file holds a JSON list of cells, found {type(data).__name__}")
+    kinds = {
+        "cell": (str,),
+        "torch_threads": (int,),
+        "data_workers": (int,),
+        "benchctl_ips": (int, float),
+        "plain_ips": (int, float),
+        "ratio": (int, float),
+        "within_bar": (bool,),
+    }
+    for i, row in enumerate(data):
+        if not isinstance(row, dict):
+            raise ResultsError(f"{path}: entry {i} is {type(row).__name__}, not an object")
+        for key, types in kinds.items():
+            value = row.get(key)
+            if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+                raise ResultsError(
+                    f"{path}: entry {i} ({row.get('cell', '?')}): `{key}` missing or not "
+                    f"{'/'.join(t.__name__ for t in types)} (got {value!r})"
+                )
+    return data
+
+
+def _read_fidelity(results_dirs: list[Path]) -> list[tuple[Path, list[dict]]]:
+    """(file, rows) for every fidelity*.json in the results dirs, each file once, in a stable order."""
+    files = dict.fromkeys(f.resolve() for d in results_dirs for f in sorted(Path(d).glob(FIDELITY_GLOB)))
+    return [(f, _fidelity_rows(f)) for f in files if f.is_file()]
+
+
+def _fixed(x: float, decimals: int) -> str:
+    return f"{float(x):.{decimals}f}" if math.isfinite(float(x)) else DASH
+
+
+def _fidelity_section(found: list[tuple[Path, list[dict]]]) -> str:
+    low, high = FIDELITY_BAR
+    several = len(found) > 1
+    header = ["cell", "threads", "workers", "benchctl img/s", "plain img/s", "ratio", f"within {low}–{high}"]
+    rows = []
+    for path, entries in found:
+        for e in entries:
+            row = [
+                e["cell"],
+                str(e["torch_threads"]),
+                str(e["data_workers"]),
+                _fixed(e["benchctl_ips"], 0),
+                _fixed(e["plain_ips"], 0),
+                _fixed(e["ratio"], 3),
+                "yes" if e["within_bar"] else "NO",
+            ]
+            rows.append(row + ([f"{path.parent.name}/{path.name}"] if several else []))
+    table = _md_table(header + (["file"] if several else []), rows) if rows else "The file lists no cells."
+    return (
+        "## Fidelity: benchctl vs a plain PyTorch loop\n\n"
+        "ratio = median benchctl steady-state images/s / median plain-loop images/s (bench/fidelity.py), "
+        "same machine, same settings.\n\n" + table + "\n"
     )
 
 
@@ -195,7 +278,22 @@ def _environment_section(epochs: pd.DataFrame, trials: pd.DataFrame) -> str:
         ("git_commit", "git commit"),
     ]:
         lines.append(f"- {label}: {_distinct(trials, col)}")
+    lines.append(f"- energy notes (why an energy column is empty): {_energy_notes(trials)}")
     return "\n".join(lines) + "\n"
+
+
+def _energy_notes(trials: pd.DataFrame) -> str:
+    """Distinct reasons from trials.energy_notes (each a "; "-joined list), once each; "none" if none."""
+    if "energy_notes" not in trials:
+        return "none"
+    reasons = {
+        part.strip()
+        for notes in trials["energy_notes"]
+        if not is_missing(notes)
+        for part in str(notes).split("; ")
+        if part.strip()
+    }
+    return "; ".join(sorted(reasons)) or "none"
 
 
 def _failures_section(trials: pd.DataFrame) -> str:
@@ -214,7 +312,7 @@ def _failures_section(trials: pd.DataFrame) -> str:
 
 
 def terminal_table(table: pd.DataFrame) -> str:
-    """The speedup table as aligned plain text for a terminal."""
+    """The speedup table as aligned plain text for a terminal (GPU J = median GPU joules per epoch)."""
     header = [
         "model",
         "params",
@@ -226,6 +324,7 @@ def terminal_table(table: pd.DataFrame) -> str:
         "speedup",
         "CPU acc",
         "GPU acc",
+        "GPU J",
     ]
     rows = [
         [
@@ -239,6 +338,7 @@ def terminal_table(table: pd.DataFrame) -> str:
             fmt_speedup(r.speedup),
             fmt_pct(r.cpu_acc),
             fmt_pct(r.gpu_acc),
+            fmt_seconds(r.gpu_energy_j),
         ]
         for r in table.itertuples()
     ]
@@ -280,6 +380,7 @@ def build_report(results_dirs: list[Path], out_dir: Path) -> Report:
             f"({n_failed} failed trial attempt(s)); check the errors in trials/*.parquet, fix them "
             "and run the sweep again"
         )
+    fidelity = _read_fidelity(results_dirs)  # a malformed file fails here, before anything is written
     summary = cell_summary(epochs)
     table = speedup_table(epochs)
     sweeps = sorted({str(s) for s in pd.concat([epochs["sweep"], trials.get("sweep", pd.Series())]).dropna()})
@@ -296,6 +397,7 @@ def build_report(results_dirs: list[Path], out_dir: Path) -> Report:
             f"![speedup vs parameters]({FIGURES['speedup']})\n",
             f"![epoch time per model and device]({FIGURES['epoch_time']})\n",
             _paper_section(table),
+            *([_fidelity_section(fidelity)] if fidelity else []),
             _notes_section(table, summary),
             _environment_section(epochs, trials),
             _failures_section(trials),

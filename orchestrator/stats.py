@@ -11,6 +11,10 @@ Definitions used everywhere (and printed in report.md):
     epoch time    = median(epoch_s) over the cell's steady epochs, pooled across repeats
     speedup       = median(cpu epoch_s) / median(gpu epoch_s), only between cells with the same
                     model, batch_size, pipeline and precision
+    J/image       = energy_j / (full_steps / steps * images): energy is scaled to the full epoch, while
+                    `images` counts only the measured (possibly --max-steps capped) window
+    energy speedup = CPU cell's median cpu_energy_j / GPU cell's median(gpu_energy_j + cpu_energy_j),
+                    only when all three are measured (RAPL is often unreadable: then NaN, never a guess)
 """
 
 from __future__ import annotations
@@ -70,6 +74,26 @@ def _names(values: Iterable) -> str:
     return ", ".join(sorted({str(v) for v in values if v is not None and not pd.isna(v) and str(v)}))
 
 
+def _num(df: pd.DataFrame, col: str) -> pd.Series:
+    """Column `col` as floats; all NaN when the column is absent (results written before it existed)."""
+    if col not in df:
+        return pd.Series(np.nan, index=df.index, dtype=float)
+    return pd.to_numeric(df[col], errors="coerce").astype(float)
+
+
+def _median(values: pd.Series) -> float:
+    """Median of the non-null values; NaN when there are none."""
+    values = values.dropna()
+    return float(np.median(values)) if len(values) else np.nan
+
+
+def full_epoch_images(epochs: pd.DataFrame) -> pd.Series:
+    """Images of the full epoch: full_steps / steps * images (`images` counts the measured window only;
+    NaN where steps is missing or not positive)."""
+    steps = _num(epochs, "steps")
+    return _num(epochs, "full_steps") / steps.where(steps > 0) * _num(epochs, "images")
+
+
 def cell_summary(epochs: pd.DataFrame) -> pd.DataFrame:
     """One row per cell (model, device, batch_size, pipeline, precision) with:
 
@@ -83,10 +107,23 @@ def cell_summary(epochs: pd.DataFrame) -> pd.DataFrame:
     warmup_only   the median uses warm-up epochs because no steady epoch exists
     mixed         settings in _MUST_MATCH that differ inside the cell ("" if none)
     device_names, hosts   distinct values, comma-joined
+
+    Energy, over the same epochs as epoch_s (NaN where nothing was measured, never a guess):
+    gpu_energy_j, cpu_energy_j, gpu_util_pct   median of the epoch column (J per full epoch; GPU util in %)
+    gpu_j_per_image, cpu_j_per_image           median over epochs of
+                  energy_j / (full_steps / steps * images)
+                  i.e. J per image of the full epoch: energy_j is scaled to the full epoch like epoch_s,
+                  while `images` counts only the measured (possibly --max-steps capped) window
+    energy_j      the cell's energy per epoch: for a GPU cell median(gpu_energy_j + cpu_energy_j) over the
+                  epochs where both are known, else median(gpu_energy_j) alone; for a CPU cell
+                  median(cpu_energy_j)
+    energy_scope  what energy_j covers: "GPU+CPU", "GPU only", "CPU", or "" when energy_j is NaN
+    energy_j_per_image   median over the same epochs of that epoch energy / full-epoch images
     """
     columns = CELL + [
         "params", "epoch_s", "n", "runs", "data_share", "test_acc", "extrapolated", "eval_partial",
-        "warmup_only", "mixed", "device_names", "hosts",
+        "warmup_only", "mixed", "device_names", "hosts", "gpu_energy_j", "cpu_energy_j", "gpu_util_pct",
+        "gpu_j_per_image", "cpu_j_per_image", "energy_j", "energy_scope", "energy_j_per_image",
     ]  # fmt: skip
     if epochs.empty:
         return pd.DataFrame(columns=columns)
@@ -97,6 +134,7 @@ def cell_summary(epochs: pd.DataFrame) -> pd.DataFrame:
         ratio = g["data_s"] / g["epoch_s"].where(g["epoch_s"] > 0)
         mixed = [c for c in _MUST_MATCH if c in g and g[c].nunique(dropna=True) > 1]
         final_acc = last.loc[_select(last, CELL, key), "test_acc"]
+        energy = _cell_energy(g, device=dict(zip(CELL, key, strict=True))["device"])
         rows.append(
             dict(
                 zip(CELL, key, strict=True),
@@ -112,10 +150,34 @@ def cell_summary(epochs: pd.DataFrame) -> pd.DataFrame:
                 mixed=", ".join(mixed),
                 device_names=_names(g["device_name"]),
                 hosts=_names(g["host"]),
+                **energy,
             )
         )
     out = pd.DataFrame(rows, columns=columns)
     return out.sort_values(["params", "model", "device"], kind="stable").reset_index(drop=True)
+
+
+def _cell_energy(g: pd.DataFrame, device) -> dict:
+    """The energy columns of cell_summary for one cell's epochs `g` (see its docstring)."""
+    gpu, cpu = _num(g, "gpu_energy_j"), _num(g, "cpu_energy_j")
+    images = full_epoch_images(g)
+    if device == "cpu":
+        total, scope = cpu, "CPU"
+    elif (gpu.notna() & cpu.notna()).any():
+        total, scope = (gpu + cpu), "GPU+CPU"  # NaN where either is unknown, dropped by _median
+    else:
+        total, scope = gpu, "GPU only"
+    energy_j = _median(total)
+    return dict(
+        gpu_energy_j=_median(gpu),
+        cpu_energy_j=_median(cpu),
+        gpu_util_pct=_median(_num(g, "gpu_util_pct")),
+        gpu_j_per_image=_median(gpu / images),
+        cpu_j_per_image=_median(cpu / images),
+        energy_j=energy_j,
+        energy_scope="" if math.isnan(energy_j) else scope,
+        energy_j_per_image=_median(total / images),
+    )
 
 
 def _select(df: pd.DataFrame, cols: list[str], key: tuple) -> np.ndarray:
@@ -141,6 +203,20 @@ def speedup(cpu_epoch_s, gpu_epoch_s) -> float:
     return float(np.median(cpu)) / denominator
 
 
+def energy_speedup(cpu_cell: pd.Series | None, gpu_cell: pd.Series | None) -> float:
+    """energy speedup = CPU cell's cpu_energy_j / GPU cell's energy_j (median GPU + CPU energy per epoch).
+
+    Rows of cell_summary. NaN unless the CPU cell has CPU energy and the GPU cell has both GPU and CPU
+    energy (energy_scope == "GPU+CPU"): comparing CPU-package energy with GPU-only energy would flatter
+    the GPU, and a missing counter never gets a made-up number."""
+    if cpu_cell is None or gpu_cell is None or gpu_cell["energy_scope"] != "GPU+CPU":
+        return math.nan
+    numerator, denominator = float(cpu_cell["cpu_energy_j"]), float(gpu_cell["energy_j"])
+    if math.isnan(numerator) or not denominator > 0:
+        return math.nan
+    return numerator / denominator
+
+
 def _flags(side: str, row: pd.Series | None) -> list[str]:
     if row is None:
         return []
@@ -163,10 +239,16 @@ def speedup_table(epochs: pd.DataFrame) -> pd.DataFrame:
     epoch_s, gpu steady epoch_s) = cpu_epoch_s / gpu_epoch_s (NaN when a device is missing), cpu_acc,
     gpu_acc, cpu_data_share, gpu_data_share, cpu_n, gpu_n, cpu_device, gpu_device, and flags: a
     comma-joined str of "extrapolated (cpu)", "warm-up only (gpu)", "partial-eval (cpu)", ... ("" if none).
+
+    Energy: cpu_energy_j (CPU cell's median CPU J/epoch), gpu_energy_j and gpu_util_pct (GPU cell's
+    median GPU J/epoch and GPU utilization %), gpu_cell_energy_j and gpu_energy_scope (the GPU cell's
+    energy_j, "GPU+CPU" or "GPU only"), and energy_speedup = energy_speedup(cpu cell, gpu cell): NaN
+    unless CPU energy is known on both sides and GPU energy on the GPU side.
     """
     columns = PAIR + [
         "params", "cpu_epoch_s", "gpu_epoch_s", "speedup", "cpu_acc", "gpu_acc", "cpu_data_share",
-        "gpu_data_share", "cpu_n", "gpu_n", "cpu_device", "gpu_device", "flags",
+        "gpu_data_share", "cpu_n", "gpu_n", "cpu_device", "gpu_device", "flags", "cpu_energy_j",
+        "gpu_energy_j", "gpu_util_pct", "gpu_cell_energy_j", "gpu_energy_scope", "energy_speedup",
     ]  # fmt: skip
     summary = cell_summary(epochs)
     if summary.empty:
@@ -199,6 +281,12 @@ def speedup_table(epochs: pd.DataFrame) -> pd.DataFrame:
                 cpu_device=get("cpu", "device_names", ""),
                 gpu_device=get("gpu", "device_names", ""),
                 flags=", ".join(_flags("cpu", side["cpu"]) + _flags("gpu", side["gpu"])),
+                cpu_energy_j=get("cpu", "cpu_energy_j"),
+                gpu_energy_j=get("gpu", "gpu_energy_j"),
+                gpu_util_pct=get("gpu", "gpu_util_pct"),
+                gpu_cell_energy_j=get("gpu", "energy_j"),
+                gpu_energy_scope=get("gpu", "energy_scope", ""),
+                energy_speedup=energy_speedup(side["cpu"], side["gpu"]),
             )
         )
     out = pd.DataFrame(rows, columns=columns)
@@ -230,6 +318,11 @@ def fmt_speedup(x) -> str:
 
 def fmt_pct(x, decimals: int = 1) -> str:
     return DASH if is_missing(x) else f"{100 * float(x):.{decimals}f}%"
+
+
+def fmt_util(x) -> str:
+    """A utilization already in percent (NVML reports 0-100): 13.4 -> "13%"."""
+    return DASH if is_missing(x) else f"{float(x):.0f}%"
 
 
 def fmt_params(x) -> str:

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -45,8 +46,9 @@ def identity(model: str, device: str, repeat: int = 0, attempt: int = 1, **over)
     return row
 
 
-def write_run(results, model, device, epoch_s, repeat=0, accs=None, epoch_over=None, **over):
-    """One completed trial attempt: its epoch rows (epoch_over: column overrides) and its ok trial row."""
+def write_run(results, model, device, epoch_s, repeat=0, accs=None, epoch_over=None, notes=None, **over):
+    """One completed trial attempt: its epoch rows (epoch_over: column overrides) and its ok trial row
+    (notes: its energy_notes)."""
     ident = identity(model, device, repeat, **over)
     accs = accs or [0.1 * (i + 1) for i in range(len(epoch_s))]
     rows = [
@@ -74,7 +76,7 @@ def write_run(results, model, device, epoch_s, repeat=0, accs=None, epoch_over=N
     rows = [{**row, **(epoch_over or {})} for row in rows]
     key = file_key(ident["trial"], ident["attempt"])
     write_rows(results, "epochs", key, rows)
-    write_rows(results, "trials", key, [trial_row(ident, "ok")])
+    write_rows(results, "trials", key, [{**trial_row(ident, "ok"), "energy_notes": notes}])
 
 
 def trial_row(ident: dict, status: str, error: str | None = None) -> dict:
@@ -196,6 +198,8 @@ def test_terminal_text(results, tmp_path):
         "acc",
         "GPU",
         "acc",
+        "GPU",
+        "J",
     ]
     r18 = next(line for line in lines if line.startswith("resnet18"))
     assert r18.split() == [
@@ -209,6 +213,7 @@ def test_terminal_text(results, tmp_path):
         "6.00x",
         "60.0%",
         "30.0%",
+        "—",  # no energy columns in these results
     ]
     assert len({len(line) for line in lines[:4]}) == 1  # aligned: header, rule and rows are equally wide
 
@@ -285,3 +290,137 @@ def test_formatting():
     assert fmt_pct(0.6) == "60.0%" and fmt_pct(None) == "—"
     assert fmt_params(11_689_512) == "11.7M" and fmt_params(500_000) == "0.5M" and fmt_params(62_006) == "62k"
     assert report.DASH == "—"
+
+
+# ---- energy ------------------------------------------------------------------------------------------
+
+ENERGY_HEADER = ["GPU J/epoch", "GPU util", "energy speedup"]
+
+
+def results_header(markdown: str) -> list[str]:
+    results = markdown.split("\n## Results\n")[1].split("\n## ")[0]
+    line = next(line for line in results.splitlines() if line.startswith("| model |"))
+    return [c.strip() for c in line.strip("|").split("|")]
+
+
+def energy_cells(markdown: str, model: str) -> list[str]:
+    header = results_header(markdown)
+    row = table_row(markdown, model)
+    return [row[header.index(name)] for name in ENERGY_HEADER]
+
+
+def test_energy_columns_with_all_counters(tmp_path):
+    # CPU: 3000 J (RAPL) per epoch; GPU: 800 J (NVML) + 200 J (RAPL) per epoch -> energy speedup 3000/1000
+    d = tmp_path / "s"
+    write_run(d, "resnet18", "cpu", [WARMUP_S, 30.0, 34.0], epoch_over={"cpu_energy_j": 3000.0})
+    gpu_energy = {"gpu_energy_j": 800.0, "cpu_energy_j": 200.0, "gpu_util_pct": 45.4}
+    write_run(d, "resnet18", "gpu", [WARMUP_S, 4.0, 6.0], epoch_over=gpu_energy)
+    rep = build_report([d], tmp_path / "out")
+    md = rep.paths[0].read_text()
+    assert ENERGY_HEADER[0] in results_header(md)
+    assert energy_cells(md, "resnet18") == ["800", "45%", "3.00x"]
+    assert rep.table.iloc[0]["energy_speedup"] == 3000.0 / 1000.0
+    assert table_row(md, "resnet18")[7] == "6.40x"  # time speedup 32 / 5 unchanged
+    assert "energy speedup" in md.split("## How to read this")[1].split("\n## ")[0]
+    assert "energy notes (why an energy column is empty): none" in md
+    assert rep.terminal_text.splitlines()[2].split()[-1] == "800"
+
+
+def test_energy_speedup_dash_when_gpu_side_lacks_cpu_energy(tmp_path):
+    d = tmp_path / "s"
+    rapl = "RAPL energy counters not readable on this host"
+    nvml = "NVML energy unavailable (NVMLError: Not Supported)"
+    write_run(d, "resnet18", "cpu", [WARMUP_S, 30.0, 34.0], epoch_over={"cpu_energy_j": 3000.0})
+    for repeat in (0, 1):  # the same reason in two trials is listed once
+        over = {"gpu_energy_j": 800.0 + repeat * 100, "gpu_util_pct": 40.0}
+        write_run(d, "resnet18", "gpu", [WARMUP_S, 4.0], repeat=repeat, epoch_over=over, notes=rapl)
+    write_run(d, "resnet50", "gpu", [WARMUP_S, 9.0], notes=f"{rapl}; {nvml}")
+    md = build_report([d], tmp_path / "out").paths[0].read_text()
+    assert energy_cells(md, "resnet18") == ["850", "40%", "—"]  # GPU J median(800, 900); no 3000/850
+    assert energy_cells(md, "resnet50") == ["—", "—", "—"]
+    env = md.split("## Environment")[1].split("\n## ")[0]
+    assert env.count(rapl) == 1 and env.count(nvml) == 1
+
+
+def test_report_without_energy_columns_shows_dashes(results, tmp_path):
+    md = build_report([results], tmp_path / "out").paths[0].read_text()
+    assert results_header(md)[12:15] == ENERGY_HEADER
+    assert energy_cells(md, "resnet18") == ["—", "—", "—"]
+
+
+# ---- fidelity ----------------------------------------------------------------------------------------
+
+FIDELITY = [
+    {
+        "cell": "resnet18/gpu/bs128/loader/fp32",
+        "torch_threads": 8,
+        "data_workers": 4,
+        "benchctl_ips": 8012.4,
+        "plain_ips": 8100.0,
+        "ratio": 8012.4 / 8100.0,  # 0.98918... -> 0.989
+        "within_bar": True,
+        "plain_epochs": [{"epoch": 1, "images_per_s": 5000.0}, {"epoch": 2, "images_per_s": 8100.0}],
+    },
+    {
+        "cell": "resnet18/cpu/bs128/loader/fp32",
+        "torch_threads": 16,
+        "data_workers": 2,
+        "benchctl_ips": 900.0,
+        "plain_ips": 1000.0,
+        "ratio": 0.9,
+        "within_bar": False,
+        "plain_epochs": [],
+    },
+]
+
+
+def fidelity_section(markdown: str) -> str:
+    return markdown.split("## Fidelity: benchctl vs a plain PyTorch loop")[1].split("\n## ")[0]
+
+
+def test_fidelity_section_from_fidelity_json(results, tmp_path):
+    (results / "fidelity.json").write_text(json.dumps(FIDELITY, indent=2))
+    md = build_report([results], tmp_path / "out").paths[0].read_text()
+    section = fidelity_section(md)
+    assert "median benchctl steady-state images/s / median plain-loop images/s" in section
+    assert "| cell | threads | workers | benchctl img/s | plain img/s | ratio | within 0.97–1.03 |" in section
+    assert "| resnet18/gpu/bs128/loader/fp32 | 8 | 4 | 8012 | 8100 | 0.989 | yes |" in section
+    assert "| resnet18/cpu/bs128/loader/fp32 | 16 | 2 | 900 | 1000 | 0.900 | NO |" in section
+    assert md.index("## Fidelity") < md.index("## Environment")
+
+
+def test_no_fidelity_section_without_fidelity_json(results, tmp_path):
+    (results / "fidelity.txt").write_text("not json")  # only fidelity*.json is read
+    md = build_report([results], tmp_path / "out").paths[0].read_text()
+    assert "Fidelity" not in md
+
+
+def test_fidelity_files_of_several_dirs_are_all_shown(results, tmp_path):
+    other = tmp_path / "results" / "s2"
+    write_run(other, "simple_cnn", "gpu", [WARMUP_S, 4.0], sweep="s2")
+    (results / "fidelity.json").write_text(json.dumps(FIDELITY[:1]))
+    (other / "fidelity-cpu.json").write_text(json.dumps(FIDELITY[1:]))
+    md = build_report([results, other, results], tmp_path / "out").paths[0].read_text()
+    section = fidelity_section(md)
+    assert section.count("| resnet18/gpu/bs128/loader/fp32 | 8 | 4 | 8012 | 8100 | 0.989 | yes | s1/") == 1
+    assert "| 900 | 1000 | 0.900 | NO | s2/fidelity-cpu.json |" in section
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "[{not json",
+        json.dumps({"cell": "x"}),  # an object, not a list
+        json.dumps([{k: v for k, v in FIDELITY[0].items() if k != "ratio"}]),  # a key missing
+        json.dumps([{**FIDELITY[0], "plain_ips": "8100"}]),  # a number as a string
+        json.dumps([{**FIDELITY[0], "within_bar": "yes"}]),
+        json.dumps([{**FIDELITY[0], "torch_threads": True}]),
+        json.dumps(["resnet18"]),
+    ],
+    ids=["syntax", "not-a-list", "missing-key", "str-number", "str-bool", "bool-int", "not-an-object"],
+)
+def test_malformed_fidelity_json_names_the_file(results, tmp_path, content):
+    (results / "fidelity-gpu.json").write_text(content)
+    with pytest.raises(ResultsError, match="fidelity-gpu.json"):
+        build_report([results], tmp_path / "out")
+    assert not (tmp_path / "out").exists()

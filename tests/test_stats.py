@@ -11,7 +11,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from orchestrator.stats import cell_summary, ok_epochs, speedup, speedup_table, steady_epochs
+from orchestrator.stats import (
+    cell_summary,
+    energy_speedup,
+    fmt_util,
+    full_epoch_images,
+    ok_epochs,
+    speedup,
+    speedup_table,
+    steady_epochs,
+)
 
 WARMUP_S = 1e6  # a warm-up epoch far slower than any real one: if it leaks into a median, numbers explode
 
@@ -223,3 +232,112 @@ def test_empty_input_gives_empty_tables():
     empty = pd.DataFrame(columns=pooled_pair().columns)
     assert speedup_table(empty).empty and "speedup" in speedup_table(empty).columns
     assert cell_summary(empty).empty and "epoch_s" in cell_summary(empty).columns
+
+
+# ---- energy ------------------------------------------------------------------------------------------
+
+WARMUP_J = 1e9  # a warm-up epoch's energy far above any real one: if it leaks into a median, it shows
+
+
+def energy_run(device, gpu_j=None, cpu_j=None, util=None, **over) -> list[dict]:
+    """One run with 3 steady epochs; per-epoch energy lists (None = not measured) after a warm-up epoch.
+    Capped like --max-steps 100 of 400: 100 steps x 128 images measured, energy scaled to the full epoch,
+    so the full epoch has 400 / 100 * 12_800 = 51_200 images."""
+    rows = run_rows(device=device, epoch_s=(WARMUP_S, 30.0, 34.0, 32.0), **over)
+    for name, values in (("gpu_energy_j", gpu_j), ("cpu_energy_j", cpu_j), ("gpu_util_pct", util)):
+        for row, value in zip(rows, [WARMUP_J, *values] if values else [None] * 4, strict=True):
+            row[name] = value
+    for row in rows:
+        row.update(steps=100, full_steps=400, images=12_800, extrapolated=True)
+    return rows
+
+
+def test_full_epoch_images_scales_the_measured_window():
+    df = frame(energy_run("gpu"))
+    assert full_epoch_images(df).tolist() == [51_200.0] * 4
+    df.loc[1, "steps"] = 0  # no steps measured: no image count, not a division by zero
+    assert math.isnan(full_epoch_images(df)[1])
+
+
+def test_energy_medians_and_joules_per_image():
+    # GPU cell: steady GPU J 800, 1000, 900 -> median 900; CPU J 100, 200, 400 -> median 200
+    # util 40, 60, 50 -> 50; per-epoch GPU+CPU 900, 1200, 1300 -> median 1200 (not 900 + 200 = 1100)
+    # J/image divides by the full-epoch images 51_200, not the 12_800 measured (4x too high)
+    df = frame(
+        energy_run("gpu", gpu_j=[800.0, 1000.0, 900.0], cpu_j=[100.0, 200.0, 400.0], util=[40, 60, 50])
+    )
+    row = cell_summary(df).iloc[0]
+    assert row["gpu_energy_j"] == 900.0
+    assert row["cpu_energy_j"] == 200.0
+    assert row["gpu_util_pct"] == 50.0
+    assert row["gpu_j_per_image"] == 900.0 / 51_200
+    assert row["cpu_j_per_image"] == 200.0 / 51_200
+    assert row["energy_j"] == 1200.0 and row["energy_scope"] == "GPU+CPU"
+    assert row["energy_j_per_image"] == 1200.0 / 51_200
+    assert row["gpu_j_per_image"] != 900.0 / 12_800
+
+
+def test_energy_per_image_is_a_median_of_per_epoch_ratios():
+    # epochs with different caps: 800 J / (400/100 * 12_800) = 800/51_200; 1000 J / (400/200 * 25_600)
+    # = 1000/51_200; 600 J / (400/400 * 40_000) = 600/40_000 -> sorted 0.015, 0.015625, 0.01953 -> 0.015625
+    df = frame(energy_run("gpu", gpu_j=[800.0, 1000.0, 600.0]))
+    df.loc[2, ["steps", "images"]] = [200, 25_600]
+    df.loc[3, ["steps", "images"]] = [400, 40_000]
+    assert cell_summary(df).iloc[0]["gpu_j_per_image"] == 800.0 / 51_200
+
+
+def test_gpu_cell_without_cpu_energy_is_gpu_only_and_has_no_energy_speedup():
+    df = frame(
+        energy_run("cpu", cpu_j=[3000.0, 3400.0, 3200.0]),
+        energy_run("gpu", gpu_j=[800.0, 1000.0, 900.0], util=[40, 60, 50]),  # RAPL unreadable on GPU host
+    )
+    summary = cell_summary(df).set_index("device")
+    assert summary.loc["gpu", "energy_j"] == 900.0 and summary.loc["gpu", "energy_scope"] == "GPU only"
+    assert math.isnan(summary.loc["gpu", "cpu_energy_j"])
+    assert summary.loc["cpu", "energy_j"] == 3200.0 and summary.loc["cpu", "energy_scope"] == "CPU"
+    assert math.isnan(summary.loc["cpu", "gpu_energy_j"]) and math.isnan(summary.loc["cpu", "gpu_util_pct"])
+    row = speedup_table(df).iloc[0]
+    assert math.isnan(row["energy_speedup"])  # 3200 / 900 would compare CPU packages with a GPU board only
+    assert row["gpu_energy_j"] == 900.0 and row["gpu_util_pct"] == 50.0
+    assert row["gpu_energy_scope"] == "GPU only" and row["cpu_energy_j"] == 3200.0
+
+
+def test_energy_speedup_exact_when_all_counters_are_known():
+    # CPU cell: CPU J 3000, 3400, 3200 -> 3200; GPU cell: per-epoch GPU+CPU 900, 1200, 1300 -> 1200
+    df = frame(
+        energy_run("cpu", cpu_j=[3000.0, 3400.0, 3200.0]),
+        energy_run("gpu", gpu_j=[800.0, 1000.0, 900.0], cpu_j=[100.0, 200.0, 400.0]),
+    )
+    row = speedup_table(df).iloc[0]
+    assert row["energy_speedup"] == 3200.0 / 1200.0
+    assert row["gpu_cell_energy_j"] == 1200.0 and row["gpu_energy_scope"] == "GPU+CPU"
+    assert row["speedup"] == 1.0  # same epoch times on both sides: the energy ratio is its own number
+
+
+@pytest.mark.parametrize(
+    "cpu_side, gpu_side",
+    [
+        ({}, {"gpu_j": [800.0, 1000.0, 900.0], "cpu_j": [100.0, 200.0, 400.0]}),  # no RAPL on the CPU host
+        ({"cpu_j": [3000.0, 3400.0, 3200.0]}, {"cpu_j": [100.0, 200.0, 400.0]}),  # no NVML energy
+        ({"cpu_j": [3000.0, 3400.0, 3200.0]}, {}),  # nothing on the GPU side
+    ],
+    ids=["cpu-side-rapl-missing", "gpu-energy-missing", "gpu-side-empty"],
+)
+def test_energy_speedup_nan_when_a_counter_is_missing(cpu_side, gpu_side):
+    df = frame(energy_run("cpu", **cpu_side), energy_run("gpu", **gpu_side))
+    assert math.isnan(speedup_table(df).iloc[0]["energy_speedup"])
+
+
+def test_energy_speedup_nan_without_a_gpu_cell_and_when_columns_are_absent():
+    assert math.isnan(energy_speedup(None, None))
+    only_cpu = frame(energy_run("cpu", cpu_j=[3000.0, 3400.0, 3200.0]))
+    assert math.isnan(speedup_table(only_cpu).iloc[0]["energy_speedup"])
+    old = pooled_pair()  # results written before the energy columns existed
+    assert "gpu_energy_j" not in old
+    row = speedup_table(old).iloc[0]
+    assert math.isnan(row["energy_speedup"]) and math.isnan(row["gpu_energy_j"])
+    assert cell_summary(old)["energy_scope"].tolist() == ["", ""]
+
+
+def test_fmt_util():
+    assert fmt_util(49.6) == "50%" and fmt_util(None) == "—" and fmt_util(float("nan")) == "—"
