@@ -44,16 +44,23 @@ class SweepOutcome:
     files: list[Path]
 
 
-def _claim_results_dir(spec: SweepSpec) -> Path:
-    """Create results/<name>; refuse an existing one (two sweeps never mix in one directory)."""
+def _claim_results_dir(spec: SweepSpec) -> list[Path]:
+    """Create results/<name>, refusing an existing one (two sweeps never mix in one directory).
+    Returns the directories it created, deepest last, so a refused sweep can remove exactly those."""
     path = spec.results_dir
     if path.exists():
         raise SpecError(f"--name: {path} already exists; choose another --name (or remove that directory)")
+    created = [p for p in (path, *path.parents) if not p.exists()][::-1]
     try:
         path.mkdir(parents=True)
     except OSError as exc:
         raise SpecError(f"--out: cannot create {path} ({exc.strerror}); choose a writable --out") from None
-    return path
+    return created
+
+
+def _release(created: list[Path]) -> None:
+    for path in reversed(created):
+        path.rmdir()  # only ever empty here: nothing was written yet
 
 
 def _shape(config: dict) -> str:
@@ -79,32 +86,36 @@ def run_sweep(spec: SweepSpec, echo: Callable[[str], None] = print) -> SweepOutc
 
     from orchestrator.tune_glue import Progress, ResultsWriter, tune_trial
 
-    if spec.results_dir.exists():
-        raise SpecError(f"--name: {spec.results_dir} already exists; choose another --name")
     first = trial_config(expand(spec, resolve_allotment(spec, [1]))[0])
     try:
         check_available(first)
     except DatasetUnavailable as exc:
         raise SpecError(f"--dataset: {exc}") from None
+    # Claimed before Ray starts (an unwritable --out is a usage error), released if refused below.
+    created = _claim_results_dir(spec)
+    results_dir = spec.results_dir
 
     # Ctrl-C (and SIGTERM) end the sweep at once: Ray is shut down in `finally`, which stops the
     # trials; attempts that had not finished are not written, finished ones are already on disk.
     # Tune's own SIGINT handler would instead return from fit() as if the sweep had completed.
     os.environ["TUNE_DISABLE_SIGINT_HANDLER"] = "1"
     previous_sigterm = _sigterm_as_interrupt()
-    cluster.connect(spec.cluster)
     try:
-        nodes = cluster.alive_nodes()
-        alloc = resolve_allotment(spec, [int(n["resources"].get("CPU", 0)) for n in nodes])
-        configs = expand(spec, alloc)
-        problem = find_unplaceable(configs, nodes)
-        if problem:
-            raise SpecError(problem)
+        try:
+            cluster.connect(spec.cluster)
+            nodes = cluster.alive_nodes()
+            alloc = resolve_allotment(spec, [int(n["resources"].get("CPU", 0)) for n in nodes])
+            configs = expand(spec, alloc)
+            problem = find_unplaceable(configs, nodes)
+            if problem:
+                raise SpecError(problem)
+        except BaseException:
+            _release(created)  # a refused sweep leaves nothing behind
+            raise
         where = ", ".join(f"{n['host']} ({describe(n['resources'])})" for n in nodes)
         shapes = sorted({_shape(c) for c in configs})
         echo(f"benchctl: {len(configs)} trials on {where}; per trial {'; '.join(shapes)}")
 
-        results_dir = _claim_results_dir(spec)
         provenance = driver_provenance()
         write_json_atomic({"spec": spec.to_dict(), "provenance": provenance}, results_dir / "spec.json")
         writer = ResultsWriter(results_dir, provenance)
