@@ -98,49 +98,36 @@ HOW_TO_READ = """## How to read this
 """
 
 
+# Every column a results table can show: header -> how one speedup-table row renders in it.
+_COLUMNS = {
+    "model": lambda r: r.model,
+    "params": lambda r: fmt_params(r.params),
+    "batch": lambda r: str(r.batch_size),
+    "pipeline": lambda r: r.pipeline,
+    "precision": lambda r: r.precision,
+    "CPU epoch s": lambda r: fmt_seconds(r.cpu_epoch_s),
+    "GPU epoch s": lambda r: fmt_seconds(r.gpu_epoch_s),
+    "speedup": lambda r: fmt_speedup(r.speedup),
+    "CPU acc": lambda r: fmt_pct(r.cpu_acc),
+    "GPU acc": lambda r: fmt_pct(r.gpu_acc),
+    "CPU data-wait": lambda r: fmt_pct(r.cpu_data_share, 0),
+    "GPU data-wait": lambda r: fmt_pct(r.gpu_data_share, 0),
+    "GPU J/epoch": lambda r: fmt_seconds(r.gpu_energy_j),
+    "GPU util": lambda r: fmt_util(r.gpu_util_pct),
+    "energy speedup": lambda r: fmt_speedup(r.energy_speedup),
+    "n CPU/GPU": lambda r: f"{r.cpu_n}/{r.gpu_n}",
+    "flags": lambda r: r.flags or "",
+}
+_TERMINAL = {"CPU epoch s": "CPU s", "GPU epoch s": "GPU s", "GPU J/epoch": "GPU J"}  # short headers
+
+
+def _rows(table: pd.DataFrame, columns: list[str]) -> list[list[str]]:
+    return [[_COLUMNS[c](r) for c in columns] for r in table.itertuples()]
+
+
 def _table_section(table: pd.DataFrame) -> str:
-    header = [
-        "model",
-        "params",
-        "batch",
-        "pipeline",
-        "precision",
-        "CPU epoch s",
-        "GPU epoch s",
-        "speedup",
-        "CPU acc",
-        "GPU acc",
-        "CPU data-wait",
-        "GPU data-wait",
-        "GPU J/epoch",
-        "GPU util",
-        "energy speedup",
-        "n CPU/GPU",
-        "flags",
-    ]
-    rows = [
-        [
-            r.model,
-            fmt_params(r.params),
-            str(r.batch_size),
-            r.pipeline,
-            r.precision,
-            fmt_seconds(r.cpu_epoch_s),
-            fmt_seconds(r.gpu_epoch_s),
-            fmt_speedup(r.speedup),
-            fmt_pct(r.cpu_acc),
-            fmt_pct(r.gpu_acc),
-            fmt_pct(r.cpu_data_share, 0),
-            fmt_pct(r.gpu_data_share, 0),
-            fmt_seconds(r.gpu_energy_j),
-            fmt_util(r.gpu_util_pct),
-            fmt_speedup(r.energy_speedup),
-            f"{r.cpu_n}/{r.gpu_n}",
-            r.flags or "",
-        ]
-        for r in table.itertuples()
-    ]
-    return "## Results\n\n" + _md_table(header, rows) + "\n"
+    columns = list(_COLUMNS)
+    return "## Results\n\n" + _md_table(columns, _rows(table, columns)) + "\n"
 
 
 def _paper_section(table: pd.DataFrame) -> str:
@@ -313,35 +300,21 @@ def _failures_section(trials: pd.DataFrame) -> str:
 
 def terminal_table(table: pd.DataFrame) -> str:
     """The speedup table as aligned plain text for a terminal (GPU J = median GPU joules per epoch)."""
-    header = [
+    columns = [
         "model",
         "params",
         "batch",
         "pipeline",
         "precision",
-        "CPU s",
-        "GPU s",
+        "CPU epoch s",
+        "GPU epoch s",
         "speedup",
         "CPU acc",
         "GPU acc",
-        "GPU J",
+        "GPU J/epoch",
     ]
-    rows = [
-        [
-            r.model,
-            fmt_params(r.params),
-            str(r.batch_size),
-            r.pipeline,
-            r.precision,
-            fmt_seconds(r.cpu_epoch_s),
-            fmt_seconds(r.gpu_epoch_s),
-            fmt_speedup(r.speedup),
-            fmt_pct(r.cpu_acc),
-            fmt_pct(r.gpu_acc),
-            fmt_seconds(r.gpu_energy_j),
-        ]
-        for r in table.itertuples()
-    ]
+    header = [_TERMINAL.get(c, c) for c in columns]
+    rows = _rows(table, columns)
     text = _aligned(header, rows, left=1)
     flagged = [
         f"  {r.model} bs{r.batch_size} {r.pipeline} {r.precision}: {r.flags}"
