@@ -49,3 +49,23 @@ def test_report_on_missing_directory(tmp_path):
 def test_debug_shows_the_traceback_instead(tmp_path):
     result = runner.invoke(app, ["--debug", "report", str(tmp_path / "nothing")])
     assert result.exit_code == 1 and result.exception is not None
+
+
+def test_unwritable_out_is_a_usage_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    result = runner.invoke(app, ["sweep", "--devices", "cpu", "--out", str(blocker), "--name", "x"])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"benchctl: error: --out: cannot create {blocker}/x")
+
+
+def test_report_names_a_foreign_parquet_file_without_traceback(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    (tmp_path / "epochs").mkdir()
+    pq.write_table(pa.table({"x": [1]}), tmp_path / "epochs" / "stray.parquet")
+    result = runner.invoke(app, ["report", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "stray.parquet: not a benchctl epochs file" in result.stderr
+    assert "Traceback" not in result.output and not (tmp_path / "report").exists()
