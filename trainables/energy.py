@@ -32,10 +32,13 @@ class EnergyReading:
     cpu_energy_j: float | None
 
 
+RAPL_ROOT = "/sys/class/powercap"
+
+
 class _Rapl:
-    def __init__(self) -> None:
+    def __init__(self, root: str = RAPL_ROOT) -> None:
         self.domains: list[tuple[str, int]] = []
-        for path in sorted(glob.glob("/sys/class/powercap/intel-rapl:[0-9]*")):
+        for path in sorted(glob.glob(os.path.join(root, "intel-rapl:[0-9]*"))):
             if os.path.basename(path).count(":") != 1:  # sub-domains (core, dram) are inside packages
                 continue
             try:
