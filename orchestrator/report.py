@@ -23,13 +23,17 @@ import pandas as pd
 from orchestrator import figures
 from orchestrator.results import ResultsError, read_results
 from orchestrator.stats import (
+    CI_CONFIDENCE,
+    CI_RESAMPLES,
     DASH,
+    NOISY_IQR_SHARE,
     PAPER_POINTS,
     cell_summary,
     fmt_params,
     fmt_pct,
     fmt_seconds,
     fmt_speedup,
+    fmt_speedup_ci,
     fmt_util,
     is_missing,
     ok_epochs,
@@ -76,11 +80,20 @@ def _aligned(header: list[str], rows: list[list[str]], left: int) -> str:
 
 # ---- sections ---------------------------------------------------------------------------------------
 
-HOW_TO_READ = """## How to read this
+HOW_TO_READ = f"""## How to read this
 
 - **speedup** = CPU epoch time / GPU epoch time, where each epoch time is the **median** of the cell's
   non-warm-up epochs pooled across repeats. CPU and GPU are paired only when model, batch size, input
   pipeline and precision all match; a model measured on one device only shows "—".
+- **[low–high]** after a speedup is its {CI_CONFIDENCE:.0%} bootstrap interval: the non-warm-up epoch
+  samples (all epochs of all repeats) of each side are resampled with replacement, {CI_RESAMPLES}
+  times with a fixed seed (so the same results always give the same interval), and the interval spans
+  the central {CI_CONFIDENCE:.0%} of median(CPU resample) / median(GPU resample). It reflects the
+  epoch-to-epoch and repeat-to-repeat spread on this machine, not other hardware. No bracket means a
+  side has fewer than 2 samples.
+- **noisy** = on that side the interquartile range (q75 − q25) of the epoch times is more than
+  {NOISY_IQR_SHARE:.0%} of their median. **single-sample** = that side has only one epoch time, so no
+  interval can be computed; run more epochs or repeats.
 - **Epoch 1 is warm-up** (one-time costs such as cuDNN autotuning and cache filling) and is excluded.
   A cell that ran only one epoch is shown from its warm-up epoch and flagged "warm-up only".
 - **data-wait share** = fraction of the epoch the device waited for input (including the host-to-device
@@ -107,7 +120,7 @@ _COLUMNS = {
     "precision": lambda r: r.precision,
     "CPU epoch s": lambda r: fmt_seconds(r.cpu_epoch_s),
     "GPU epoch s": lambda r: fmt_seconds(r.gpu_epoch_s),
-    "speedup": lambda r: fmt_speedup(r.speedup),
+    "speedup": lambda r: fmt_speedup_ci(r.speedup, r.speedup_low, r.speedup_high),
     "CPU acc": lambda r: fmt_pct(r.cpu_acc),
     "GPU acc": lambda r: fmt_pct(r.gpu_acc),
     "CPU data-wait": lambda r: fmt_pct(r.cpu_data_share, 0),

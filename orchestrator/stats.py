@@ -9,8 +9,13 @@ Definitions used everywhere (and printed in report.md):
     cell          = (model, device, batch_size, pipeline, precision); repeats of a cell are pooled
     steady epochs = epochs with warmup == False (epoch 1 carries one-time costs: cuDNN autotune, caches)
     epoch time    = median(epoch_s) over the cell's steady epochs, pooled across repeats
+    epoch_s_iqr   = q75 - q25 of the same samples (numpy's default linear-interpolated percentiles)
     speedup       = median(cpu epoch_s) / median(gpu epoch_s), only between cells with the same
                     model, batch_size, pipeline and precision
+    speedup CI    = percentile bootstrap interval (95%, seeded) of median(cpu)/median(gpu), each side
+                    resampled with replacement from its steady epoch samples: bootstrap_speedup_ci
+    noisy         = a side's epoch_s_iqr > NOISY_IQR_SHARE (10%) of its epoch_s median
+    single-sample = a side has exactly one epoch_s sample, so no interval can be computed
     J/image       = energy_j / (full_steps / steps * images): energy is scaled to the full epoch, while
                     `images` counts only the measured (possibly --max-steps capped) window
     energy speedup = CPU cell's median cpu_energy_j / GPU cell's median(gpu_energy_j + cpu_energy_j),
@@ -32,6 +37,11 @@ RUN = ["sweep", "trial", "attempt"]  # one training run (a repeat of a cell)
 DASH = "—"  # shown for a missing number (e.g. a device not measured), never a made-up value
 # Settings that should be constant inside a cell; pooling differing values would mix two experiments.
 _MUST_MATCH = ["dataset", "cpus_allotted", "torch_threads", "data_workers"]
+# A side is flagged "noisy" when the IQR of its epoch_s samples exceeds this share of their median.
+NOISY_IQR_SHARE = 0.10
+CI_CONFIDENCE = 0.95  # the speedup interval's confidence level
+CI_RESAMPLES = 2000  # bootstrap resamples per interval
+CI_SEED = 0  # fixed, so the same results always give the same report
 
 # The paper's published numbers (CIFAR-10, 10 epochs), shown beside ours: a reference, not our results.
 PAPER_POINTS = [
@@ -87,6 +97,25 @@ def _median(values: pd.Series) -> float:
     return float(np.median(values)) if len(values) else np.nan
 
 
+def iqr(values) -> float:
+    """IQR = q75 - q25 of the non-null values (numpy's default linear-interpolated percentiles); NaN when
+    there are none, 0.0 for a single value."""
+    arr = np.atleast_1d(np.asarray(values, dtype=float))
+    arr = arr[~np.isnan(arr)]
+    if not len(arr):
+        return np.nan
+    q25, q75 = np.percentile(arr, [25, 75])
+    return float(q75 - q25)
+
+
+def is_noisy(epoch_s_iqr, epoch_s) -> bool:
+    """noisy = epoch_s_iqr > NOISY_IQR_SHARE * epoch_s (the median); exactly 10% is not noisy, and a
+    missing number is never noisy."""
+    if is_missing(epoch_s_iqr) or is_missing(epoch_s):
+        return False
+    return float(epoch_s_iqr) > NOISY_IQR_SHARE * float(epoch_s)
+
+
 def full_epoch_images(epochs: pd.DataFrame) -> pd.Series:
     """Images of the full epoch: full_steps / steps * images (`images` counts the measured window only;
     NaN where steps is missing or not positive)."""
@@ -99,6 +128,7 @@ def cell_summary(epochs: pd.DataFrame) -> pd.DataFrame:
 
     params        max(params) of the cell's rows (a model has one count)
     epoch_s       median(epoch_s) over the cell's steady epochs, pooled across repeats
+    epoch_s_iqr   iqr(epoch_s) = q75 - q25 over the same samples (NaN when there are none)
     n             number of epoch_s samples in that median; runs = number of (sweep, trial, attempt)
     data_share    median(data_s / epoch_s) over the same epochs (share of the epoch spent waiting for input)
     test_acc      mean over runs of the test_acc of each run's last epoch (max epoch)
@@ -121,9 +151,10 @@ def cell_summary(epochs: pd.DataFrame) -> pd.DataFrame:
     energy_j_per_image   median over the same epochs of that epoch energy / full-epoch images
     """
     columns = CELL + [
-        "params", "epoch_s", "n", "runs", "data_share", "test_acc", "extrapolated", "eval_partial",
-        "warmup_only", "mixed", "device_names", "hosts", "gpu_energy_j", "cpu_energy_j", "gpu_util_pct",
-        "gpu_j_per_image", "cpu_j_per_image", "energy_j", "energy_scope", "energy_j_per_image",
+        "params", "epoch_s", "epoch_s_iqr", "n", "runs", "data_share", "test_acc", "extrapolated",
+        "eval_partial", "warmup_only", "mixed", "device_names", "hosts", "gpu_energy_j", "cpu_energy_j",
+        "gpu_util_pct", "gpu_j_per_image", "cpu_j_per_image", "energy_j", "energy_scope",
+        "energy_j_per_image",
     ]  # fmt: skip
     if epochs.empty:
         return pd.DataFrame(columns=columns)
@@ -140,6 +171,7 @@ def cell_summary(epochs: pd.DataFrame) -> pd.DataFrame:
                 zip(CELL, key, strict=True),
                 params=int(g["params"].max()) if g["params"].notna().any() else np.nan,
                 epoch_s=float(np.median(g["epoch_s"].dropna())) if g["epoch_s"].notna().any() else np.nan,
+                epoch_s_iqr=iqr(g["epoch_s"]),
                 n=int(g["epoch_s"].notna().sum()),
                 runs=int(g[RUN].drop_duplicates().shape[0]),
                 data_share=float(ratio.median()) if ratio.notna().any() else np.nan,
@@ -203,6 +235,43 @@ def speedup(cpu_epoch_s, gpu_epoch_s) -> float:
     return float(np.median(cpu)) / denominator
 
 
+def bootstrap_speedup_ci(
+    cpu_samples,
+    gpu_samples,
+    *,
+    n_resamples: int = CI_RESAMPLES,
+    confidence: float = CI_CONFIDENCE,
+    seed: int = CI_SEED,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of speedup = median(cpu) / median(gpu).
+
+    Each resample draws len(cpu) values from cpu_samples and len(gpu) values from gpu_samples, with
+    replacement (numpy Generator seeded with `seed`, so the same samples always give the same interval),
+    and computes median(cpu resample) / median(gpu resample). The interval is the (1 - confidence) / 2
+    and (1 + confidence) / 2 percentiles of the n_resamples ratios.
+
+    Nulls are ignored. (nan, nan) when either side has fewer than 2 samples (a single sample has no
+    spread to resample) or a resampled GPU median is not positive."""
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    cpu = np.atleast_1d(np.asarray(cpu_samples, dtype=float))
+    gpu = np.atleast_1d(np.asarray(gpu_samples, dtype=float))
+    cpu, gpu = cpu[~np.isnan(cpu)], gpu[~np.isnan(gpu)]
+    if len(cpu) < 2 or len(gpu) < 2:
+        return (math.nan, math.nan)
+    rng = np.random.default_rng(seed)
+    cpu_medians = np.median(rng.choice(cpu, size=(n_resamples, len(cpu)), replace=True), axis=1)
+    gpu_medians = np.median(rng.choice(gpu, size=(n_resamples, len(gpu)), replace=True), axis=1)
+    if not (gpu_medians > 0).all():
+        return (math.nan, math.nan)
+    ratios = cpu_medians / gpu_medians
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(ratios, [tail, 100 - tail])
+    return (float(low), float(high))
+
+
 def energy_speedup(cpu_cell: pd.Series | None, gpu_cell: pd.Series | None) -> float:
     """energy speedup = CPU cell's cpu_energy_j / GPU cell's energy_j (median GPU + CPU energy per epoch).
 
@@ -229,16 +298,23 @@ def _flags(side: str, row: pd.Series | None) -> list[str]:
         flags.append(f"partial-eval ({side})")
     if row["mixed"]:
         flags.append(f"mixed {row['mixed']} ({side})")
+    if is_noisy(row["epoch_s_iqr"], row["epoch_s"]):
+        flags.append(f"noisy ({side})")
+    if row["n"] == 1:
+        flags.append(f"single-sample ({side})")
     return flags
 
 
 def speedup_table(epochs: pd.DataFrame) -> pd.DataFrame:
     """One row per (model, batch_size, pipeline, precision), sorted by params:
 
-    params, cpu_epoch_s, gpu_epoch_s (cell medians, see cell_summary), speedup = speedup(cpu steady
-    epoch_s, gpu steady epoch_s) = cpu_epoch_s / gpu_epoch_s (NaN when a device is missing), cpu_acc,
-    gpu_acc, cpu_data_share, gpu_data_share, cpu_n, gpu_n, cpu_device, gpu_device, and flags: a
-    comma-joined str of "extrapolated (cpu)", "warm-up only (gpu)", "partial-eval (cpu)", ... ("" if none).
+    params, cpu_epoch_s, gpu_epoch_s (cell medians, see cell_summary), cpu_epoch_s_iqr, gpu_epoch_s_iqr,
+    speedup = speedup(cpu steady epoch_s, gpu steady epoch_s) = cpu_epoch_s / gpu_epoch_s (NaN when a
+    device is missing), speedup_low, speedup_high = bootstrap_speedup_ci(the same samples) (NaN when a
+    side has fewer than 2 samples), cpu_acc, gpu_acc, cpu_data_share, gpu_data_share, cpu_n, gpu_n,
+    cpu_device, gpu_device, and flags: a comma-joined str of "extrapolated (cpu)", "warm-up only (gpu)",
+    "partial-eval (cpu)", "mixed ... (cpu)", "noisy (gpu)" (see is_noisy), "single-sample (cpu)" (n == 1),
+    ... ("" if none).
 
     Energy: cpu_energy_j (CPU cell's median CPU J/epoch), gpu_energy_j and gpu_util_pct (GPU cell's
     median GPU J/epoch and GPU utilization %), gpu_cell_energy_j and gpu_energy_scope (the GPU cell's
@@ -246,7 +322,8 @@ def speedup_table(epochs: pd.DataFrame) -> pd.DataFrame:
     unless CPU energy is known on both sides and GPU energy on the GPU side.
     """
     columns = PAIR + [
-        "params", "cpu_epoch_s", "gpu_epoch_s", "speedup", "cpu_acc", "gpu_acc", "cpu_data_share",
+        "params", "cpu_epoch_s", "gpu_epoch_s", "cpu_epoch_s_iqr", "gpu_epoch_s_iqr", "speedup",
+        "speedup_low", "speedup_high", "cpu_acc", "gpu_acc", "cpu_data_share",
         "gpu_data_share", "cpu_n", "gpu_n", "cpu_device", "gpu_device", "flags", "cpu_energy_j",
         "gpu_energy_j", "gpu_util_pct", "gpu_cell_energy_j", "gpu_energy_scope", "energy_speedup",
     ]  # fmt: skip
@@ -265,13 +342,18 @@ def speedup_table(epochs: pd.DataFrame) -> pd.DataFrame:
         def get(dev: str, col: str, default=np.nan, side=side):
             return side[dev][col] if side[dev] is not None else default
 
+        low, high = bootstrap_speedup_ci(samples["cpu"], samples["gpu"])
         rows.append(
             dict(
                 zip(PAIR, key, strict=True),
                 params=g["params"].max(),
                 cpu_epoch_s=get("cpu", "epoch_s"),
                 gpu_epoch_s=get("gpu", "epoch_s"),
+                cpu_epoch_s_iqr=get("cpu", "epoch_s_iqr"),
+                gpu_epoch_s_iqr=get("gpu", "epoch_s_iqr"),
                 speedup=speedup(samples["cpu"], samples["gpu"]),
+                speedup_low=low,
+                speedup_high=high,
                 cpu_acc=get("cpu", "test_acc"),
                 gpu_acc=get("gpu", "test_acc"),
                 cpu_data_share=get("cpu", "data_share"),
@@ -314,6 +396,13 @@ def fmt_seconds(x) -> str:
 
 def fmt_speedup(x) -> str:
     return DASH if is_missing(x) else f"{float(x):.2f}x"
+
+
+def fmt_speedup_ci(x, low, high) -> str:
+    """Speedup with its interval, "7.12x [6.80–7.40]"; plain "7.12x" without one ("—" without a speedup)."""
+    if is_missing(x) or is_missing(low) or is_missing(high):
+        return fmt_speedup(x)
+    return f"{float(x):.2f}x [{float(low):.2f}–{float(high):.2f}]"
 
 
 def fmt_pct(x, decimals: int = 1) -> str:

@@ -13,10 +13,14 @@ import pytest
 from orchestrator import figures, report
 from orchestrator.report import build_report, fmt_params, fmt_pct, fmt_seconds, fmt_speedup
 from orchestrator.results import ResultsError, file_key, write_rows
+from orchestrator.stats import bootstrap_speedup_ci
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 WARMUP_S = 1e6  # would dominate any statistic it leaked into
 PARAMS = {"simple_cnn": 500_000, "resnet18": 11_689_512, "resnet50": 25_557_032}
+# the results fixture's resnet18 speedup with its interval, over the pooled steady epochs of each side
+R18_CI = bootstrap_speedup_ci([30.0, 34.0, 32.0, 40.0], [4.0, 6.0, 5.0, 7.0])
+R18_SPEEDUP = f"6.00x [{R18_CI[0]:.2f}–{R18_CI[1]:.2f}]"
 
 
 def identity(model: str, device: str, repeat: int = 0, attempt: int = 1, **over) -> dict:
@@ -122,9 +126,13 @@ def test_report_md_has_exact_speedup_and_figures(results, tmp_path):
     md = (out / "report.md").read_text()
     row = table_row(md, "resnet18")
     # model, params, batch, pipeline, precision, CPU s, GPU s, speedup, CPU acc, GPU acc, ...
-    expected = ["resnet18", "11.7M", "128", "loader", "fp32", "33.0", "5.50", "6.00x", "60.0%", "30.0%"]
+    expected = ["resnet18", "11.7M", "128", "loader", "fp32", "33.0", "5.50", R18_SPEEDUP, "60.0%", "30.0%"]
     assert row[:10] == expected
-    assert rep.table.set_index("model").loc["resnet18", "speedup"] == 33.0 / 5.5
+    assert re.fullmatch(r"6\.00x \[\d+\.\d\d–\d+\.\d\d\]", row[7])  # the bracket is shown
+    r18 = rep.table.set_index("model").loc["resnet18"]
+    assert r18["speedup"] == 33.0 / 5.5
+    assert (r18["speedup_low"], r18["speedup_high"]) == R18_CI
+    assert r18["speedup_low"] < 6.0 < r18["speedup_high"]
     cpu_only = table_row(md, "resnet50")
     assert cpu_only[5:8] == ["5430", "—", "—"]
     assert "no GPU measurement" in md
@@ -144,6 +152,9 @@ def test_report_sections(results, tmp_path):
     md = build_report([results], tmp_path / "out") and (tmp_path / "out" / "report.md").read_text()
     assert md.startswith("# ") and "`s1`" in md.split("\n## ")[0]
     assert "## How to read this" in md and "warm-up" in md and "data-wait share" in md
+    how = " ".join(md.split("## How to read this")[1].split("\n## ")[0].split())  # unwrapped
+    assert "95% bootstrap interval" in how and "2000 times with a fixed seed" in how
+    assert "**noisy**" in how and "more than 10% of their median" in how and "**single-sample**" in how
     paper = md.split("## Compared with the paper")[1].split("\n## ")[0]
     assert "40.6x" in paper and ">7x" in paper
     assert re.search(r"\| resnet18 \| 11\.7M \| >7x \| 11\.7M \| 6\.00x", paper)
@@ -164,7 +175,10 @@ def test_flags_reach_table_and_notes(tmp_path):
     md = build_report([d], tmp_path / "out").paths[0].read_text()
     row = table_row(md, "resnet50")
     assert row[5:8] == ["5000", "130", "38.46x"]  # 5000 / 130 = 38.4615...
-    assert row[-1] == "extrapolated (cpu), warm-up only (gpu), partial-eval (gpu)"
+    assert row[7] == "38.46x"  # one sample per side: no interval, so no bracket
+    assert row[-1] == (
+        "extrapolated (cpu), single-sample (cpu), warm-up only (gpu), partial-eval (gpu), single-sample (gpu)"
+    )
     notes = md.split("## Notes")[1].split("\n## ")[0]
     assert "extrapolated (cpu)" in notes and "warm-up only (gpu)" in notes
 
@@ -210,7 +224,7 @@ def test_terminal_text(results, tmp_path):
         "fp32",
         "33.0",
         "5.50",
-        "6.00x",
+        *R18_SPEEDUP.split(),  # "6.00x", "[low–high]"
         "60.0%",
         "30.0%",
         "—",  # no energy columns in these results
@@ -320,7 +334,7 @@ def test_energy_columns_with_all_counters(tmp_path):
     assert ENERGY_HEADER[0] in results_header(md)
     assert energy_cells(md, "resnet18") == ["800", "45%", "3.00x"]
     assert rep.table.iloc[0]["energy_speedup"] == 3000.0 / 1000.0
-    assert table_row(md, "resnet18")[7] == "6.40x"  # time speedup 32 / 5 unchanged
+    assert table_row(md, "resnet18")[7].split()[0] == "6.40x"  # time speedup 32 / 5 unchanged
     assert "energy speedup" in md.split("## How to read this")[1].split("\n## ")[0]
     assert "energy notes (why an energy column is empty): none" in md
     assert rep.terminal_text.splitlines()[2].split()[-1] == "800"

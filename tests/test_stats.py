@@ -12,10 +12,15 @@ import pandas as pd
 import pytest
 
 from orchestrator.stats import (
+    NOISY_IQR_SHARE,
+    bootstrap_speedup_ci,
     cell_summary,
     energy_speedup,
+    fmt_speedup_ci,
     fmt_util,
     full_epoch_images,
+    iqr,
+    is_noisy,
     ok_epochs,
     speedup,
     speedup_table,
@@ -103,7 +108,9 @@ def test_speedup_is_exactly_ratio_of_pooled_steady_medians():
     # not the ratio of means (34 / 5.5) nor the mean of per-repeat ratios: the formula is pinned
     assert row["speedup"] != 34.0 / 5.5
     assert (row["cpu_n"], row["gpu_n"]) == (4, 4)
-    assert row["flags"] == ""
+    # IQR (linear percentiles): CPU 35.5 - 31.5 = 4 > 10% of 33; GPU 6.25 - 4.75 = 1.5 > 10% of 5.5
+    assert (row["cpu_epoch_s_iqr"], row["gpu_epoch_s_iqr"]) == (4.0, 1.5)
+    assert row["flags"] == "noisy (cpu), noisy (gpu)"
 
 
 def test_speedup_function():
@@ -136,7 +143,8 @@ def test_warmup_only_cell_falls_back_and_is_flagged():
     assert summary.loc["gpu", "warmup_only"] and not summary.loc["cpu", "warmup_only"]
     row = speedup_table(df).iloc[0]
     assert row["speedup"] == 30.0 / 12.0
-    assert "warm-up only (gpu)" in row["flags"] and "(cpu)" not in row["flags"]
+    assert row["flags"] == "single-sample (cpu), warm-up only (gpu), single-sample (gpu)"
+    assert math.isnan(row["speedup_low"]) and math.isnan(row["speedup_high"])
 
 
 @pytest.mark.parametrize(
@@ -341,3 +349,128 @@ def test_energy_speedup_nan_without_a_gpu_cell_and_when_columns_are_absent():
 
 def test_fmt_util():
     assert fmt_util(49.6) == "50%" and fmt_util(None) == "—" and fmt_util(float("nan")) == "—"
+
+
+# ---- speedup interval and noise flags ----------------------------------------------------------------
+
+
+def synthetic(seed: int = 12345, n: int = 40, noise: float = 0.02) -> tuple[np.ndarray, np.ndarray]:
+    """CPU epochs ~ 10 s and GPU epochs ~ 2 s, each times (1 + small noise): the true ratio is 5.0."""
+    rng = np.random.default_rng(seed)
+    return 10.0 * (1 + noise * rng.standard_normal(n)), 2.0 * (1 + noise * rng.standard_normal(n))
+
+
+def test_bootstrap_ci_contains_true_ratio_and_is_narrow():
+    cpu, gpu = synthetic()
+    low, high = bootstrap_speedup_ci(cpu, gpu)
+    assert low < 5.0 < high
+    assert 4.0 < low < high < 6.0  # narrower than [4, 6]
+    assert low <= speedup(cpu, gpu) <= high
+
+
+def test_bootstrap_ci_is_reproducible_and_uses_the_seed():
+    cpu, gpu = synthetic()
+    assert bootstrap_speedup_ci(cpu, gpu) == bootstrap_speedup_ci(cpu, gpu)
+    assert bootstrap_speedup_ci(cpu, gpu, seed=7) == bootstrap_speedup_ci(cpu, gpu, seed=7)
+    assert bootstrap_speedup_ci(cpu, gpu, seed=7) != bootstrap_speedup_ci(cpu, gpu, seed=8)
+
+
+def test_bootstrap_ci_is_of_the_median_ratio():
+    # one CPU outlier among 21 samples: a resample's median is 10 unless 11+ draws hit the outlier, which
+    # 2000 resamples essentially never do, so the interval is exactly [5, 5]; a mean would move it up
+    low, high = bootstrap_speedup_ci([10.0] * 20 + [1000.0], [2.0] * 21)
+    assert (low, high) == (5.0, 5.0)
+
+
+def test_bootstrap_ci_confidence_widens_the_interval():
+    cpu, gpu = synthetic(n=10, noise=0.1)
+    low50, high50 = bootstrap_speedup_ci(cpu, gpu, confidence=0.5)
+    low99, high99 = bootstrap_speedup_ci(cpu, gpu, confidence=0.99)
+    assert low99 < low50 < high50 < high99
+
+
+@pytest.mark.parametrize(
+    "cpu, gpu",
+    [([10.0], [2.0, 2.1]), ([10.0, 11.0], [2.0]), ([], [2.0, 2.1]), ([10.0, None], [2.0, 2.1]), (10.0, 2.0)],
+    ids=["one-cpu", "one-gpu", "no-cpu", "null-ignored", "scalars"],
+)
+def test_bootstrap_ci_nan_with_fewer_than_two_samples(cpu, gpu):
+    low, high = bootstrap_speedup_ci(cpu, gpu)
+    assert math.isnan(low) and math.isnan(high)
+
+
+def test_bootstrap_ci_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="confidence"):
+        bootstrap_speedup_ci([1.0, 2.0], [1.0, 2.0], confidence=1.0)
+    with pytest.raises(ValueError, match="n_resamples"):
+        bootstrap_speedup_ci([1.0, 2.0], [1.0, 2.0], n_resamples=0)
+
+
+def test_speedup_table_ci_uses_the_pooled_steady_samples():
+    row = speedup_table(pooled_pair()).iloc[0]
+    # warm-up epochs (1e6 s) excluded: had they leaked in, the upper bound would explode
+    expected = bootstrap_speedup_ci([30.0, 34.0, 32.0, 40.0], [4.0, 6.0, 5.0, 7.0])
+    assert (row["speedup_low"], row["speedup_high"]) == expected
+    assert row["speedup_low"] < row["speedup"] < row["speedup_high"] <= 40.0 / 4.0  # max cpu / min gpu
+
+
+def test_iqr():
+    assert iqr([1.0, 2.0, 3.0, 4.0]) == 1.5  # q75 3.25 - q25 1.75
+    assert iqr([5.0]) == 0.0
+    assert iqr([3.0, None, 1.0, 2.0, 4.0]) == 1.5  # nulls ignored
+    assert math.isnan(iqr([]))
+
+
+def test_is_noisy_threshold():
+    assert NOISY_IQR_SHARE == 0.10
+    assert not is_noisy(1.0, 10.0)  # exactly 10%: not noisy
+    assert is_noisy(1.0 + 1e-9, 10.0)  # just above
+    assert not is_noisy(0.5, 10.0)
+    assert not is_noisy(float("nan"), 10.0) and not is_noisy(1.0, None)
+
+
+@pytest.mark.parametrize(
+    "gpu_epochs, noisy",
+    [((9.0, 10.0, 11.0), False), ((9.0, 10.0, 11.02), True), ((10.0, 10.0, 10.0), False)],
+    ids=["iqr-exactly-10pct", "iqr-just-above", "no-spread"],
+)
+def test_noisy_flag_fires_just_above_ten_percent(gpu_epochs, noisy):
+    # GPU steady epochs 9, 10, 11 -> median 10, q25 9.5, q75 10.5: IQR 1.0 = exactly 10% of the median;
+    # with 11.02 instead, q75 = 10.51 and the IQR 1.01 is just above. The CPU side has no spread.
+    df = frame(
+        run_rows(device="cpu", epoch_s=(WARMUP_S, 100.0, 100.0, 100.0)),
+        run_rows(device="gpu", epoch_s=(WARMUP_S, *gpu_epochs)),
+    )
+    row = speedup_table(df).iloc[0]
+    assert row["flags"] == ("noisy (gpu)" if noisy else "")
+    assert row["gpu_epoch_s"] == 10.0
+
+
+def test_noisy_flag_on_the_cpu_side():
+    df = frame(
+        run_rows(device="cpu", epoch_s=(WARMUP_S, 90.0, 100.0, 120.0)),  # IQR 15 > 10
+        run_rows(device="gpu", epoch_s=(WARMUP_S, 10.0, 10.0)),
+    )
+    assert speedup_table(df).iloc[0]["flags"] == "noisy (cpu)"
+
+
+def test_single_sample_flag_only_with_one_steady_sample():
+    one = frame(
+        run_rows(device="cpu", epoch_s=(WARMUP_S, 30.0)), run_rows(device="gpu", epoch_s=(WARMUP_S, 3.0, 3.0))
+    )
+    row = speedup_table(one).iloc[0]
+    assert row["flags"] == "single-sample (cpu)"
+    assert row["speedup"] == 10.0 and math.isnan(row["speedup_low"]) and math.isnan(row["speedup_high"])
+    two = frame(
+        run_rows(device="cpu", epoch_s=(WARMUP_S, 30.0, 30.0)),
+        run_rows(device="gpu", epoch_s=(WARMUP_S, 3.0, 3.0)),
+    )
+    row = speedup_table(two).iloc[0]
+    assert row["flags"] == ""
+    assert (row["speedup_low"], row["speedup_high"]) == (10.0, 10.0)
+
+
+def test_fmt_speedup_ci():
+    assert fmt_speedup_ci(7.123, 6.8, 7.4) == "7.12x [6.80–7.40]"
+    assert fmt_speedup_ci(7.123, float("nan"), float("nan")) == "7.12x"
+    assert fmt_speedup_ci(float("nan"), float("nan"), float("nan")) == "—"
