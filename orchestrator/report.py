@@ -406,3 +406,8 @@ def build_report(results_dirs: list[Path], out_dir: Path) -> Report:
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return Report(table=table, summary=summary, paths=final, terminal_text=terminal_text)
+
+
+def table_json(table: pd.DataFrame) -> str:
+    """The speedup table as a JSON list of rows for scripts; missing numbers are null, never NaN."""
+    return table.to_json(orient="records", indent=2)

@@ -69,3 +69,37 @@ def test_report_names_a_foreign_parquet_file_without_traceback(tmp_path):
     assert result.exit_code == 2
     assert "stray.parquet: not a benchctl epochs file" in result.stderr
     assert "Traceback" not in result.output and not (tmp_path / "report").exists()
+
+
+def test_report_json_is_the_speedup_table(tmp_path):
+    import json
+
+    from orchestrator.results import write_rows
+
+    base = {
+        "sweep": "s",
+        "model": "simple_cnn",
+        "params": 551018,
+        "batch_size": 32,
+        "pipeline": "loader",
+        "precision": "fp32",
+        "warmup": False,
+        "images": 64,
+        "steps": 2,
+        "full_steps": 2,
+        "data_s": 0.0,
+        "test_acc": 0.5,
+        "repeat": 0,
+    }
+    rows = [
+        {**base, "device": d, "cell": d, "trial": d, "epoch": e, "epoch_s": s, "device_name": n}
+        for d, n, times in (("cpu", "Xeon", (8.0, 12.0)), ("gpu", "NVIDIA H200", (2.0, 2.0)))
+        for e, s in zip((2, 3), times, strict=True)
+    ]
+    write_rows(tmp_path, "epochs", "k-a1", rows)
+    result = runner.invoke(app, ["report", str(tmp_path), "--out", str(tmp_path / "r"), "--json"])
+    assert result.exit_code == 0, result.output
+    table = json.loads(result.stdout)
+    assert len(table) == 1 and table[0]["model"] == "simple_cnn"
+    assert table[0]["speedup"] == 10.0 / 2.0  # median(8, 12) / median(2, 2)
+    assert (tmp_path / "r" / "report.md").is_file()
