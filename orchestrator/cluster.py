@@ -1,6 +1,6 @@
 """Reaching Ray: a local instance on this machine, or a lab's cluster named by a cluster file.
 
-    benchctl sweep ...                              # ray.init() here, bound to 127.0.0.1, no dashboard
+    benchctl sweep ...                              # ray.init() here, node address 127.0.0.1, no dashboard
     benchctl sweep --cluster cluster/lab.yaml ...   # joins the head named by provider.head_ip
 
 The cluster file is Ray's own on-prem cluster-launcher YAML (`ray up cluster/lab.yaml` brings the
@@ -71,7 +71,9 @@ def probe(address: str, timeout_s: float = PROBE_TIMEOUT_S) -> None:
 
 
 def connect(cluster_file: Path | None) -> None:
-    """ray.init for a sweep: quiet, and for local runs bound to loopback with no dashboard."""
+    """ray.init for a sweep: quiet, and for local runs on the loopback node address with no dashboard.
+
+    Ray 2.60's gRPC servers still listen on every interface even so (seen with `ss -ltnp`)."""
     import ray
 
     # Tune's CSV/JSON/TensorBoard loggers would duplicate what benchctl writes as Parquet.

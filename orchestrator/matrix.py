@@ -2,7 +2,7 @@
 
     axes = matrix_axes(spec)             # {"model": [...], "device": [...], ...}: the grid, as data
     space = param_space(spec, alloc)     # the same axes as tune.grid_search, for Ray Tune
-    cells = expand(spec, alloc)          # the same grid as TrialConfigs, for checks before Ray runs
+    cells = expand(spec, alloc)          # the same grid as resolved configs, for checks before Ray runs
 
 Resources are a function of a trial's config (`trial_resources`), used both by Ray
 (`tune.with_resources`) and by the trial itself (its torch threads), so what Ray reserves and what

@@ -4,9 +4,10 @@
     from orchestrator.sweep import run_sweep
     outcome = run_sweep(SweepSpec(models=("simple_cnn",), devices=("cpu",), epochs=2, max_steps=3))
 
-Order of work: everything that can be refused is refused before anything is written (the name is
-free, the data set is there, every cell fits a node), then the results directory is created, Tune
-runs the grid, and the driver-side writer lands one Parquet file per trial attempt.
+Order of work: the data set is checked and the results directory claimed before Ray starts (an
+existing --name or an unwritable --out is refused then); once Ray is up, a cell no node can hold
+is refused and the directory removed again. Then Tune runs the grid and the driver-side writer
+lands one Parquet file per trial attempt.
 """
 
 from __future__ import annotations
@@ -26,13 +27,13 @@ from orchestrator.matrix import (
     expand,
     param_space,
     resolve_allotment,
-    trial_config,
     trial_resources,
 )
 from orchestrator.matrix import unplaceable as find_unplaceable
 from orchestrator.provenance import driver_provenance
 from orchestrator.results import write_json_atomic
 from orchestrator.spec import SpecError, SweepSpec
+from trainables.config import TrialConfig
 from trainables.data import DatasetUnavailable, check_available
 
 
@@ -86,9 +87,8 @@ def run_sweep(spec: SweepSpec, echo: Callable[[str], None] = print) -> SweepOutc
 
     from orchestrator.tune_glue import Progress, ResultsWriter, tune_trial
 
-    first = trial_config(expand(spec, resolve_allotment(spec, [1]))[0])
-    try:
-        check_available(first)
+    try:  # the data set is shared by every cell, so any cell's config can check it
+        check_available(TrialConfig(model=spec.models[0], **spec.trial_template()))
     except DatasetUnavailable as exc:
         raise SpecError(f"--dataset: {exc}") from None
     # Claimed before Ray starts (an unwritable --out is a usage error), released if refused below.
