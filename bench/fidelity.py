@@ -1,7 +1,7 @@
 """Fidelity: does orchestration distort the numbers? benchctl vs a plain PyTorch loop, per cell.
 
     python bench/fidelity.py results/ref                 # every cell of a finished sweep
-    python bench/fidelity.py results/ref --device gpu --out fidelity.json
+    python bench/fidelity.py results/ref --device gpu --out fidelity.json --plain-repeats 2 --direct
 
 For each cell of the sweep it runs bench/plain_loop.py with the cell's exact settings (model,
 device, batch, pipeline, precision, the torch threads and DataLoader workers the trial recorded,
@@ -9,7 +9,12 @@ epochs, step cap, data size, seed) in a fresh process on the same machine, then 
 
     ratio = median(benchctl images_per_s over non-warm-up epochs) / median(plain images_per_s, epochs >= 2)
 
-The bar: 0.97 <= ratio <= 1.03 for every cell. Prints a markdown table and writes JSON.
+The bar: 0.97 <= ratio <= 1.03 for every cell. `--plain-repeats N` runs the plain loop N times per
+cell, round-robin over the cells (so slow drift of the machine hits every cell alike), and pools
+their steady epochs; `plain_spread` = (max - min) / median of the per-run medians shows how much the
+yardstick itself moves between runs. `--direct` also runs benchctl's own trial loop
+(trainables.train.run_trial) in a fresh process without Ray: `direct_ratio` = direct / plain
+separates what the training loop costs from what Ray costs. Prints a markdown table, writes JSON.
 """
 
 from __future__ import annotations
@@ -64,6 +69,53 @@ def plain_run(row: dict, spec: dict, epochs: int | None = None) -> list[dict]:
     return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
 
 
+_DIRECT = """
+import json, sys
+from trainables.config import TrialConfig
+from trainables.train import run_trial
+cfg = TrialConfig.from_dict(json.loads(sys.argv[1]))
+def show(info, row):
+    print(json.dumps({"epoch": row["epoch"], "images_per_s": row["images_per_s"]}), flush=True)
+run_trial(cfg, show)
+"""
+
+
+def direct_run(row: dict, spec: dict, epochs: int | None = None) -> list[dict]:
+    """benchctl's trial loop in a fresh process, no Ray: the same TrialConfig the sweep resolved."""
+    cfg = {
+        "model": row["model"],
+        "device": row["device"],
+        "batch_size": int(row["batch_size"]),
+        "pipeline": row["pipeline"],
+        "precision": row["precision"],
+        "epochs": epochs or spec["epochs"],
+        "workers": int(spec["workers"]),
+        "train_size": int(spec["train_size"]),
+        "test_size": int(spec["test_size"]),
+        "max_steps": spec.get("max_steps"),
+        "max_eval_steps": spec.get("max_eval_steps"),
+        "seed": int(row["seed"]),
+        "cpus": int(row["cpus_allotted"]),
+    }
+    root = str(Path(__file__).resolve().parents[1])
+    out = subprocess.run(
+        [sys.executable, "-c", _DIRECT, json.dumps(cfg)], capture_output=True, text=True, check=True, cwd=root
+    ).stdout
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
+def _steady(runs: list[list[dict]]) -> list[float]:
+    return [e["images_per_s"] for run in runs for e in run if e["epoch"] >= 2]
+
+
+def spread(runs: list[list[dict]]) -> float | None:
+    """`(max - min) / median` of the per-run steady medians; None with fewer than two runs."""
+    medians = [statistics.median(_steady([r])) for r in runs if _steady([r])]
+    if len(medians) < 2:
+        return None
+    return (max(medians) - min(medians)) / statistics.median(medians)
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description="benchctl vs plain PyTorch loop, steady-state images/s per cell")
     p.add_argument("results", type=Path)
@@ -71,6 +123,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--batch-size", type=int, default=None, help="only cells of this batch size")
     p.add_argument("--epochs", type=int, default=None, help="plain-loop epochs (>= 2; default: the sweep's)")
     p.add_argument("--out", type=Path, default=None, help="JSON output (default RESULTS/fidelity.json)")
+    p.add_argument("--plain-repeats", type=int, default=1, help="plain-loop runs per cell (round-robin)")
+    p.add_argument("--direct", action="store_true", help="also time benchctl's trial loop without Ray")
     args = p.parse_args(argv)
 
     spec = json.loads((args.results / "spec.json").read_text())["spec"]
@@ -81,38 +135,65 @@ def main(argv: list[str] | None = None) -> None:
     if args.batch_size:
         epochs = epochs[epochs.batch_size == args.batch_size]
     out = args.out or args.results / "fidelity.json"
-    rows = []
-    for cell, group in epochs.groupby("cell", sort=False):
-        steady = group[~group.warmup.astype(bool)]
-        first = group.iloc[0].to_dict()
-        plain = plain_run(first, spec, args.epochs)
-        plain_steady = [e["images_per_s"] for e in plain if e["epoch"] >= 2]
-        r = ratio(list(steady.images_per_s), plain_steady)
-        rows.append(
-            {
-                "cell": cell,
-                "torch_threads": int(first["torch_threads"]),
-                "data_workers": int(first["data_workers"]),
-                "benchctl_ips": statistics.median(steady.images_per_s),
-                "plain_ips": statistics.median(plain_steady),
-                "ratio": r,
-                "within_bar": LOW <= r <= HIGH,
-                "plain_epochs": plain,
-            }
-        )
-        b_ips, p_ips = rows[-1]["benchctl_ips"], rows[-1]["plain_ips"]
-        print(
-            f"{cell}: benchctl {b_ips:.0f} img/s, plain {p_ips:.0f} img/s, ratio {r:.3f}",
-            flush=True,
-        )
-        out.write_text(json.dumps(rows, indent=2) + "\n")  # after every cell: a cut-off run keeps its cells
-    print("\n| cell | threads | workers | benchctl img/s | plain img/s | ratio | within 0.97-1.03 |")
-    print("|---|---|---|---|---|---|---|")
+    cells = [(cell, g) for cell, g in epochs.groupby("cell", sort=False)]
+    plain: dict[str, list[list[dict]]] = {cell: [] for cell, _ in cells}
+    direct: dict[str, list[dict]] = {}
+    rows: list[dict] = []
+    for round_ in range(args.plain_repeats):
+        for cell, group in cells:
+            first = group.iloc[0].to_dict()
+            plain[cell].append(plain_run(first, spec, args.epochs))
+            if args.direct and round_ == 0:
+                direct[cell] = direct_run(first, spec, args.epochs)
+            rows = [_row(c, g, plain[c], direct.get(c)) for c, g in cells if plain[c]]
+            r = rows[[x["cell"] for x in rows].index(cell)]
+            print(
+                f"round {round_ + 1}: {cell}: benchctl {r['benchctl_ips']:.0f} img/s, "
+                f"plain {r['plain_ips']:.0f} img/s, ratio {r['ratio']:.3f}",
+                flush=True,
+            )
+            out.write_text(
+                json.dumps(rows, indent=2) + "\n"
+            )  # after every run: a cut-off call keeps its cells
+    print(
+        "\n| cell | threads | workers | benchctl img/s | plain img/s | plain runs | plain spread "
+        "| direct/plain | ratio | within 0.97-1.03 |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
+        sp = "—" if r["plain_spread"] is None else f"{100 * r['plain_spread']:.1f}%"
+        dr = "—" if r["direct_ratio"] is None else f"{r['direct_ratio']:.3f}"
         print(
             f"| {r['cell']} | {r['torch_threads']} | {r['data_workers']} | {r['benchctl_ips']:.0f} | "
-            f"{r['plain_ips']:.0f} | {r['ratio']:.3f} | {'yes' if r['within_bar'] else 'NO'} |"
+            f"{r['plain_ips']:.0f} | {len(r['plain_runs'])} | {sp} | {dr} | {r['ratio']:.3f} | "
+            f"{'yes' if r['within_bar'] else 'NO'} |"
         )
+
+
+def _row(cell: str, group, plain_runs: list[list[dict]], direct_epochs: list[dict] | None) -> dict:
+    steady = group[~group.warmup.astype(bool)]
+    first = group.iloc[0].to_dict()
+    plain_steady = _steady(plain_runs)
+    r = ratio(list(steady.images_per_s), plain_steady)
+    direct_steady = _steady([direct_epochs]) if direct_epochs else []
+    return {
+        "cell": cell,
+        "torch_threads": int(first["torch_threads"]),
+        "data_workers": int(first["data_workers"]),
+        "benchctl_ips": statistics.median(steady.images_per_s),
+        "plain_ips": statistics.median(plain_steady),
+        "ratio": r,
+        "within_bar": LOW <= r <= HIGH,
+        "plain_spread": spread(plain_runs),
+        "direct_ips": statistics.median(direct_steady) if direct_steady else None,
+        "direct_ratio": statistics.median(direct_steady) / statistics.median(plain_steady)
+        if direct_steady
+        else None,
+        "benchctl_epochs": [float(x) for x in steady.images_per_s],
+        "plain_runs": plain_runs,
+        "plain_epochs": plain_runs[0],  # kept for readers of the first format
+        "direct_epochs": direct_epochs,
+    }
 
 
 if __name__ == "__main__":

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The H200 reference runs, one device call per step (each fits the device tool's 10-minute limit).
+# On the GPU machine, from the project root, with Ray from the device bundle:
+#   source .devbundle/setup.sh && bash bench/h200.sh fidelity-small "$OUT"   # simple_cnn, resnet18: gpu
+#   source .devbundle/setup.sh && bash bench/h200.sh fidelity-large "$OUT"   # resnet50: gpu; cpu at bs512
+#   source .devbundle/setup.sh && bash bench/h200.sh fidelity-cpu "$OUT"     # cpu cells; resnet50 gpu ref
+# Each step leaves OUT/<step>.tar.gz (results directories incl. fidelity JSON) and OUT/<step>.log.
+# Fidelity cells use 25,000 training images and 4 epochs (3 steady) so that benchctl, the plain loop
+# (twice, round-robin) and benchctl's loop without Ray all fit one call; images/s does not depend on
+# the epoch length once the epoch is past warm-up.
+set -uo pipefail
+step=$1
+out=${2:?usage: bench/h200.sh STEP OUT_DIR}
+res=$out/$step
+mkdir -p "$res"
+log=$out/$step.log
+export PYTHONUNBUFFERED=1
+bc() { python -m orchestrator sweep --out "$res" "$@"; }
+fid() { timeout "$1" python bench/fidelity.py "${@:2}"; }
+{
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit,temperature.gpu --format=csv
+  nproc
+  case $step in
+    fidelity-small)
+      bc --name fid-gpu-small --models simple_cnn,resnet18 --devices gpu --pipeline loader,resident \
+        --batch-size 128 --epochs 4 --train-size 25000
+      fid 330 "$res/fid-gpu-small" --device gpu --plain-repeats 2 --direct
+      ;;
+    fidelity-large)  # resnet50 on the GPU (plain loop twice), then the CPU cells at batch 512
+      bc --name fid-gpu-large --models resnet50 --devices gpu --pipeline loader,resident \
+        --batch-size 128 --epochs 4 --train-size 25000
+      fid 200 "$res/fid-gpu-large" --device gpu --plain-repeats 2
+      bc --name ref-cpu-512 --models simple_cnn,resnet18,resnet50 --devices cpu --pipeline loader,resident \
+        --batch-size 512 --epochs 2 --max-steps 8 --max-eval-steps 1
+      ;;
+    fidelity-cpu)  # the CPU cells against the plain loop, then the GPU reference cells still missing
+      bc --name fid-cpu --models simple_cnn,resnet18,resnet50 --devices cpu --pipeline loader,resident \
+        --batch-size 128 --epochs 3 --max-steps 20 --max-eval-steps 2
+      fid 150 "$res/fid-cpu" --device cpu --plain-repeats 1 --direct
+      bc --name ref-gpu-r50-loader --models resnet50 --devices gpu --pipeline loader --batch-size 128,512 \
+        --epochs 3
+      bc --name ref-gpu-r50-resident --models resnet50 --devices gpu --pipeline resident --batch-size 512 \
+        --epochs 3
+      ;;
+    *) echo "unknown step $step"; exit 2 ;;
+  esac
+} 2>&1 | tee "$log"
+tar -C "$out" -czf "$out/$step.tar.gz" "$step"
+rm -rf "$res"
