@@ -39,6 +39,9 @@ DASH = "—"  # shown for a missing number (e.g. a device not measured), never a
 _MUST_MATCH = ["dataset", "cpus_allotted", "torch_threads", "data_workers"]
 # A side is flagged "noisy" when the IQR of its epoch_s samples exceeds this share of their median.
 NOISY_IQR_SHARE = 0.10
+# A GPU cell is "input-bound" when its data-wait share (data_s / epoch_s) exceeds this: the input
+# pipeline, not the device, then limits its speed (and so the speedup).
+INPUT_BOUND_SHARE = 0.30
 CI_CONFIDENCE = 0.95  # the speedup interval's confidence level
 CI_RESAMPLES = 2000  # bootstrap resamples per interval
 CI_SEED = 0  # fixed, so the same results always give the same report
