@@ -1,21 +1,32 @@
 """The experiment matrix, declared as data and expanded in exactly one place.
 
     axes = matrix_axes(spec)             # {"model": [...], "device": [...], ...}: the grid, as data
-    space = param_space(spec, alloc)     # the same axes as tune.grid_search, for Ray Tune
-    cells = expand(spec, alloc)          # the same grid as resolved configs, for checks before Ray runs
+    space = param_space(spec, alloc)     # the grid's cells as one tune.grid_search, for Ray Tune
+    configs = expand(spec, alloc)        # the same configs Tune resolves, for checks before Ray runs
+
+Each Tune config is `{"cell": {model, device, batch_size, pipeline, precision, repeat}, ...fixed}`:
+the grid is expanded here into a list of cells and handed to Tune as one `grid_search`, so a
+`--resume` can leave out the cells already complete (`skip`) and still run through this one place.
 
 Resources are a function of a trial's config (`trial_resources`), used both by Ray
 (`tune.with_resources`) and by the trial itself (its torch threads), so what Ray reserves and what
-the trial uses can never disagree: a cpu cell asks for CPUs only, a gpu cell for one GPU plus the
-CPUs its input pipeline needs.
+the trial uses can never disagree. Per placement mode (`--placement`):
+
+    exclusive    cpu cell: the largest node's cores (all but one used, one kept idle for Ray's
+                 daemons), so nothing else runs beside it; gpu cell: 1 GPU + 1 core + 1 per worker
+    partitioned  cpu cell: half the largest node (or --cpus-per-trial), pinned to its own cores with
+                 CPU affinity; gpu cells as above, also pinned; cells share a node on disjoint cores
+    packed       every trial is 1 CPU (+1 GPU) in Ray's books but uses its full thread count:
+                 trials crowd each other, numbers are for smoke runs only (the report flags overlap)
 """
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Collection
 from dataclasses import dataclass
 
-from orchestrator.spec import SweepSpec
+from orchestrator.spec import Placement, SweepSpec
 from trainables.config import Device, Pipeline, TrialConfig
 
 
@@ -26,18 +37,24 @@ class Allotment:
     cpu_cell_cpus: int  # a CPU cell's cores: its torch threads plus its DataLoader workers
     gpu_cell_cpus: int | None  # a GPU cell's cores; None: one for the training process + one per worker
     cpu_cell_reserve: int = 0  # cores a CPU cell reserves in Ray beyond those it uses (kept idle)
+    placement: Placement = Placement.exclusive
 
 
 def resolve_allotment(spec: SweepSpec, node_cpus: list[int]) -> Allotment:
-    """Defaults: a CPU cell has the largest node to itself and uses all its cores but one; the spare
-    core keeps Ray's daemons and the driver from preempting the trial's threads (the paper's CPU
-    baseline uses the whole machine). A GPU cell gets one core for the training process plus one per
-    DataLoader worker. An explicit --cpus-per-trial reserves exactly that many cores."""
-    if spec.cpus_per_trial:
-        return Allotment(spec.cpus_per_trial, spec.gpu_cpus, 0)
+    """Defaults (exclusive): a CPU cell has the largest node to itself and uses all its cores but
+    one; the spare core keeps Ray's daemons and the driver from preempting the trial's threads (the
+    paper's CPU baseline uses the whole machine). Partitioned: half the largest node, so two cells
+    share it on disjoint cores. Packed: the exclusive thread count, but 1 CPU in Ray's books. A GPU
+    cell gets one core for the training process plus one per DataLoader worker. An explicit
+    --cpus-per-trial sets a CPU cell's cores (and reserves exactly those)."""
     largest = max(node_cpus, default=1)
+    mode = spec.placement
+    if spec.cpus_per_trial:
+        return Allotment(spec.cpus_per_trial, spec.gpu_cpus, 0, mode)
+    if mode is Placement.partitioned:
+        return Allotment(max(1, largest // 2), spec.gpu_cpus, 0, mode)
     reserve = 1 if largest > 1 else 0
-    return Allotment(cpu_cell_cpus=largest - reserve, gpu_cell_cpus=spec.gpu_cpus, cpu_cell_reserve=reserve)
+    return Allotment(largest - reserve, spec.gpu_cpus, reserve if mode is Placement.exclusive else 0, mode)
 
 
 def matrix_axes(spec: SweepSpec) -> dict[str, list]:
@@ -52,55 +69,71 @@ def matrix_axes(spec: SweepSpec) -> dict[str, list]:
     }
 
 
+def cells(spec: SweepSpec) -> list[dict]:
+    """Every combination of the axes' values, one dict per trial, in a stable order."""
+    axes = matrix_axes(spec)
+    return [dict(zip(axes, combo, strict=True)) for combo in itertools.product(*axes.values())]
+
+
 def _fixed(spec: SweepSpec, alloc: Allotment) -> dict:
     return {
         "trial": spec.trial_template(),
         "cpu_cell_cpus": alloc.cpu_cell_cpus,
         "gpu_cell_cpus": alloc.gpu_cell_cpus,
         "cpu_cell_reserve": alloc.cpu_cell_reserve,
+        "placement": alloc.placement.value,
         "sweep": spec.name,
     }
 
 
-def param_space(spec: SweepSpec, alloc: Allotment) -> dict:
+def expand(spec: SweepSpec, alloc: Allotment, skip: Collection[str] = ()) -> list[dict]:
+    """The Tune configs of the grid, minus trials whose trial_id is in `skip` (done on a --resume)."""
+    fixed = _fixed(spec, alloc)
+    configs = [{"cell": cell, **fixed} for cell in cells(spec)]
+    return [c for c in configs if trial_config(c).trial_id not in skip]
+
+
+def param_space(spec: SweepSpec, alloc: Allotment, skip: Collection[str] = ()) -> dict:
+    """`expand` as Tune's param_space: the cells as one grid_search, the fixed keys beside it."""
     from ray import tune
 
-    return {
-        **{axis: tune.grid_search(values) for axis, values in matrix_axes(spec).items()},
-        **_fixed(spec, alloc),
-    }
+    configs = expand(spec, alloc, skip)
+    return {"cell": tune.grid_search([c["cell"] for c in configs]), **_fixed(spec, alloc)}
 
 
-def expand(spec: SweepSpec, alloc: Allotment) -> list[dict]:
-    """The grid's configs exactly as Tune will resolve them (same keys, same values)."""
-    axes = matrix_axes(spec)
-    return [
-        {**dict(zip(axes, combo, strict=True)), **_fixed(spec, alloc)}
-        for combo in itertools.product(*axes.values())
-    ]
+def axis(config: dict, name: str):
+    """An axis value of a Tune config (`device`, `pipeline`, ...)."""
+    return config["cell"][name]
 
 
 def cpus_used(config: dict) -> int:
     """Cores the trial itself uses (torch threads + DataLoader workers fit inside them)."""
-    if config["device"] == Device.gpu.value:
+    if axis(config, "device") == Device.gpu.value:
         # a resident gpu cell has no DataLoader workers: one core drives the GPU
-        workers = config["trial"]["workers"] if config["pipeline"] == Pipeline.loader.value else 0
+        workers = config["trial"]["workers"] if axis(config, "pipeline") == Pipeline.loader.value else 0
         return config["gpu_cell_cpus"] or 1 + workers
     return config["cpu_cell_cpus"]
 
 
 def trial_resources(config: dict) -> dict[str, float]:
     """Ray resources of one trial: `{"CPU": n}` for a cpu cell (the cores it uses plus its idle
-    reserve), `{"CPU": n, "GPU": 1}` for a gpu cell."""
-    if config["device"] == Device.gpu.value:
-        return {"CPU": cpus_used(config), "GPU": 1}
+    reserve), `{"CPU": n, "GPU": 1}` for a gpu cell; packed: 1 CPU whatever the trial uses."""
+    gpu = {"GPU": 1} if axis(config, "device") == Device.gpu.value else {}
+    if config.get("placement") == Placement.packed.value:
+        return {"CPU": 1, **gpu}
+    if gpu:
+        return {"CPU": cpus_used(config), **gpu}
     return {"CPU": cpus_used(config) + config.get("cpu_cell_reserve", 0)}
+
+
+def pins_cpus(config: dict) -> bool:
+    """Whether the trial pins itself to its own cores (partitioned placement)."""
+    return config.get("placement") == Placement.partitioned.value
 
 
 def trial_config(config: dict) -> TrialConfig:
     """The TrialConfig a Tune config describes (validated by TrialConfig itself)."""
-    axes = {k: config[k] for k in ("model", "device", "batch_size", "pipeline", "precision", "repeat")}
-    return TrialConfig(**axes, **config["trial"], cpus=cpus_used(config))
+    return TrialConfig(**config["cell"], **config["trial"], cpus=cpus_used(config))
 
 
 def _fits(need: dict[str, float], have: dict[str, float]) -> bool:
@@ -121,7 +154,7 @@ def unplaceable(configs: list[dict], nodes: list[dict]) -> str | None:
     for config in configs:
         need = trial_resources(config)
         if not any(_fits(need, n["resources"]) for n in nodes):
-            missing.setdefault(f"{config['device']} cells", need)
+            missing.setdefault(f"{axis(config, 'device')} cells", need)
     if not missing:
         return None
     have = "; ".join(f"{n['host']}: {describe(n['resources'])}" for n in nodes) or "no alive nodes"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -25,7 +26,8 @@ import pyarrow.parquet as pq
 
 from orchestrator.errors import BenchctlError
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # 2 added the trials' placement columns
+READABLE_VERSIONS = ("1", "2")  # older files lack newer columns; they read as null
 _META_VERSION = b"benchctl.schema_version"
 _META_KIND = b"benchctl.kind"
 
@@ -101,6 +103,10 @@ TRIAL_SCHEMA = pa.schema(
         ("git_commit", pa.string()),
         ("tune_trial_id", pa.string()),
         ("niceness", pa.int32()),  # scheduling priority the trial ran at (Ray's default for workers: 15)
+        ("placement", pa.string()),  # exclusive / partitioned / packed (schema 2)
+        ("cpu_share", pa.float64()),  # CPUs the trial held in Ray's books (schema 2)
+        ("cpu_affinity", pa.string()),  # cores it was pinned to, e.g. "0-3" (partitioned; schema 2)
+        ("overlapped_with", pa.string()),  # other trials on its host while it ran, comma list (schema 2)
         ("energy_notes", pa.string()),  # why an energy column is null, if it is
         ("config_json", pa.string()),  # the whole TrialConfig
     ]
@@ -160,9 +166,10 @@ def _read_one(path: Path, kind: str) -> pa.Table:
         raise ResultsError(
             f"{path}: not a benchctl {kind} file (no benchctl metadata); move it out of {path.parent}"
         )
-    if version.decode() != SCHEMA_VERSION:
+    if version.decode() not in READABLE_VERSIONS:
         raise ResultsError(
-            f"{path}: schema version {version.decode()}, this benchctl reads version {SCHEMA_VERSION}"
+            f"{path}: schema version {version.decode()}, this benchctl reads versions "
+            f"{', '.join(READABLE_VERSIONS)}; use the benchctl that wrote it"
         )
     return table
 
@@ -187,3 +194,34 @@ def read_results(results_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
             "pass the folder a sweep wrote"
         )
     return epochs, trials
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What a results directory already holds, for `--resume`."""
+
+    done: frozenset[str]  # benchctl trial ids with a successful attempt
+    attempts: dict[str, int]  # highest attempt number on disk per trial id
+    orphans: tuple[Path, ...]  # epochs files whose attempt has no trials row (driver killed between)
+
+
+def _attempt_of(path: Path) -> int:
+    return int(path.stem.rpartition("-a")[2])
+
+
+def progress(results_dir: Path) -> Progress:
+    """Read the trials table (and the epochs files' names) of a sweep directory."""
+    trials = read_kind(results_dir, "trials")
+    ok = trials[trials.status == "ok"]
+    attempts: dict[str, int] = {}
+    for trial, attempt in zip(trials.trial, trials.attempt, strict=True):
+        attempts[trial] = max(attempts.get(trial, 0), int(attempt))
+    recorded = {file_key(t, int(a)) for t, a in zip(trials.trial, trials.attempt, strict=True)}
+    orphans = tuple(f for f in sorted((results_dir / "epochs").glob("*.parquet")) if f.stem not in recorded)
+    # an orphan's attempt number stays taken: the retry gets the next one
+    by_key = {file_key(t, 0).removesuffix("-a0"): t for t in attempts}
+    for f in orphans:
+        trial = by_key.get(f.stem.rpartition("-a")[0])
+        if trial is not None:
+            attempts[trial] = max(attempts[trial], _attempt_of(f))
+    return Progress(done=frozenset(ok.trial), attempts=attempts, orphans=orphans)

@@ -28,6 +28,18 @@ class SpecError(BenchctlError):
     """The sweep as asked for cannot run; exit code 2."""
 
 
+class Placement(str, Enum):
+    """How trials share a node (see orchestrator/matrix.py for the resources each mode asks for)."""
+
+    exclusive = "exclusive"  # a CPU cell has its node's CPUs to itself; GPU cells share only with GPU cells
+    partitioned = "partitioned"  # cells share nodes on disjoint CPU shares, pinned with CPU affinity
+    packed = "packed"  # one CPU per trial in Ray's books: fast and unfair, for smoke runs only
+
+
+# Spec fields that may differ between a sweep and its --resume: where and how it runs, not what it measures.
+RESUMABLE_CHANGES = ("name", "out", "cluster", "max_failures", "resume")
+
+
 def default_name() -> str:
     return time.strftime("%Y%m%d-%H%M%S")
 
@@ -85,9 +97,11 @@ class SweepSpec:
     cpus_per_trial: int | None = None  # CPU cell allotment; None = all cores of the largest node but one
     gpu_cpus: int | None = None  # GPU cell allotment; None = 1 + DataLoader workers
     max_failures: int = 0  # retries of a failed trial
+    placement: Placement = Placement.exclusive
     name: str = field(default_factory=default_name)
     out: Path = Path("results")
     cluster: Path | None = None
+    resume: bool = False  # run only the cells results/<name> does not hold complete yet
 
     def __post_init__(self) -> None:
         for axis in ("models", "devices", "batch_sizes", "pipelines", "precisions"):
@@ -101,6 +115,11 @@ class SweepSpec:
             except ValueError:
                 choices = ", ".join(e.value for e in enum)
                 raise SpecError(f"--{axis}: {getattr(self, axis)} has a value not in {choices}") from None
+        try:
+            object.__setattr__(self, "placement", Placement(self.placement))
+        except ValueError:
+            choices = ", ".join(e.value for e in Placement)
+            raise SpecError(f"--placement: {self.placement!r} is not one of {choices}") from None
         for model in self.models:
             try:
                 check_model_name(model)
@@ -160,7 +179,25 @@ class SweepSpec:
             "cpus_per_trial": self.cpus_per_trial,
             "gpu_cpus": self.gpu_cpus,
             "max_failures": self.max_failures,
+            "placement": self.placement.value,
             "name": self.name,
             "cluster": str(self.cluster) if self.cluster else None,
             **self.trial_template(),
         }
+
+
+def spec_differences(stored: dict, spec: SweepSpec) -> list[str]:
+    """What a --resume changes against the sweep's stored spec, as `field: old -> new` (empty: same).
+
+    A stored spec from before a field existed reads as that field's default, so adding an option
+    never makes old results unresumable."""
+    now = spec.to_dict()
+    defaults_ = SweepSpec(name=spec.name).to_dict()
+    out = []
+    for key in sorted(set(now) | set(stored)):
+        if key in RESUMABLE_CHANGES:
+            continue
+        old = stored.get(key, defaults_.get(key))
+        if old != now.get(key):
+            out.append(f"{key}: {old!r} -> {now.get(key)!r}")
+    return out

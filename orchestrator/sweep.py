@@ -8,13 +8,20 @@ Order of work: the data set is checked and the results directory claimed before 
 existing --name or an unwritable --out is refused then); once Ray is up, a cell no node can hold
 is refused and the directory removed again. Then Tune runs the grid and the driver-side writer
 lands one Parquet file per trial attempt.
+
+`--resume` (same --name, same spec) instead reopens the directory: a spec that differs from the
+stored one is refused with the differences named; trials with a successful attempt on disk are
+left out of the grid; epochs files without a trials row (the driver died between the two writes)
+are removed; new attempts continue the numbering. The result is one complete set per cell.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,8 +38,8 @@ from orchestrator.matrix import (
 )
 from orchestrator.matrix import unplaceable as find_unplaceable
 from orchestrator.provenance import driver_provenance
-from orchestrator.results import write_json_atomic
-from orchestrator.spec import SpecError, SweepSpec
+from orchestrator.results import ResultsError, progress, write_json_atomic
+from orchestrator.spec import SpecError, SweepSpec, spec_differences
 from trainables.config import TrialConfig
 from trainables.data import DatasetUnavailable, check_available
 
@@ -50,7 +57,9 @@ def _claim_results_dir(spec: SweepSpec) -> list[Path]:
     Returns the directories it created, deepest last, so a refused sweep can remove exactly those."""
     path = spec.results_dir
     if path.exists():
-        raise SpecError(f"--name: {path} already exists; choose another --name (or remove that directory)")
+        raise SpecError(
+            f"--name: {path} already exists; choose another --name, or add --resume to complete that sweep"
+        )
     created = [p for p in (path, *path.parents) if not p.exists()][::-1]
     try:
         path.mkdir(parents=True)
@@ -64,10 +73,33 @@ def _release(created: list[Path]) -> None:
         path.rmdir()  # only ever empty here: nothing was written yet
 
 
+def _reopen(spec: SweepSpec):
+    """For --resume: check the stored spec matches and read what is already complete."""
+    path = spec.results_dir
+    stored_file = path / "spec.json"
+    if not stored_file.is_file():
+        raise SpecError(f"--resume: {path} holds no sweep (no spec.json); run without --resume to start it")
+    try:
+        stored = json.loads(stored_file.read_text())["spec"]
+    except (ValueError, KeyError, TypeError):
+        raise SpecError(f"--resume: {stored_file} is not a benchctl spec file; start a new --name") from None
+    changed = spec_differences(stored, spec)
+    if changed:
+        raise SpecError(
+            f"--resume: {path} was run with a different spec ({'; '.join(changed)}); "
+            "repeat the original options or choose a new --name"
+        )
+    try:
+        return progress(path)
+    except ResultsError as exc:
+        raise SpecError(f"--resume: {exc}") from None
+
+
 def _shape(config: dict) -> str:
     held, used = trial_resources(config), cpus_used(config)
     idle = f" ({used} used, the rest kept idle for Ray)" if held["CPU"] > used else ""
-    return f"{config['device']}: {describe(held)}{idle}"
+    share = " (Ray books 1 CPU, not what it uses)" if config.get("placement") == "packed" else ""
+    return f"{config['cell']['device']}: {describe(held)}{idle}{share}"
 
 
 def _raise_interrupt(signum, frame):
@@ -92,7 +124,8 @@ def run_sweep(spec: SweepSpec, echo: Callable[[str], None] = print) -> SweepOutc
     except DatasetUnavailable as exc:
         raise SpecError(f"--dataset: {exc}") from None
     # Claimed before Ray starts (an unwritable --out is a usage error), released if refused below.
-    created = _claim_results_dir(spec)
+    done = _reopen(spec) if spec.resume else None
+    created = [] if spec.resume else _claim_results_dir(spec)
     results_dir = spec.results_dir
 
     # Ctrl-C (and SIGTERM) end the sweep at once: Ray is shut down in `finally`, which stops the
@@ -105,7 +138,8 @@ def run_sweep(spec: SweepSpec, echo: Callable[[str], None] = print) -> SweepOutc
             cluster.connect(spec.cluster)
             nodes = cluster.alive_nodes()
             alloc = resolve_allotment(spec, [int(n["resources"].get("CPU", 0)) for n in nodes])
-            configs = expand(spec, alloc)
+            skip = done.done if done else frozenset()
+            configs = expand(spec, alloc, skip)
             problem = find_unplaceable(configs, nodes)
             if problem:
                 raise SpecError(problem)
@@ -113,19 +147,35 @@ def run_sweep(spec: SweepSpec, echo: Callable[[str], None] = print) -> SweepOutc
             _release(created)  # a refused sweep leaves nothing behind
             raise
         where = ", ".join(f"{n['host']} ({describe(n['resources'])})" for n in nodes)
+        if done is not None:
+            for orphan in done.orphans:
+                orphan.unlink()
+            echo(
+                f"benchctl: resuming {results_dir}: {len(done.done)} trials complete, {len(configs)} to run"
+                + (f", {len(done.orphans)} unfinished epochs files removed" if done.orphans else "")
+            )
+            if not configs:
+                return SweepOutcome(results_dir=results_dir, trials=0, failed=0, files=[])
         shapes = sorted({_shape(c) for c in configs})
         echo(f"benchctl: {len(configs)} trials on {where}; per trial {'; '.join(shapes)}")
 
         provenance = driver_provenance()
-        write_json_atomic({"spec": spec.to_dict(), "provenance": provenance}, results_dir / "spec.json")
-        writer = ResultsWriter(results_dir, provenance)
+        if done is None:
+            write_json_atomic({"spec": spec.to_dict(), "provenance": provenance}, results_dir / "spec.json")
+        else:  # the original spec.json stays; each resume adds its own provenance beside it
+            runs = len(list(results_dir.glob("resume-*.json"))) + 1
+            write_json_atomic(
+                {"spec": spec.to_dict(), "provenance": provenance}, results_dir / f"resume-{runs}.json"
+            )
+        writer = ResultsWriter(results_dir, provenance, done.attempts if done else None)
         progress = Progress(total=len(configs))
+        run_name = spec.name if done is None else f"{spec.name}-resume-{time.strftime('%Y%m%d-%H%M%S')}"
         tuner = tune.Tuner(
             tune.with_resources(tune_trial, resources=trial_resources),
-            param_space=param_space(spec, alloc),
+            param_space=param_space(spec, alloc, skip),
             tune_config=tune.TuneConfig(reuse_actors=False),
             run_config=tune.RunConfig(
-                name=spec.name,
+                name=run_name,
                 storage_path=str((results_dir / ".tune").resolve()),
                 callbacks=[writer, progress],
                 failure_config=tune.FailureConfig(max_failures=spec.max_failures),

@@ -20,28 +20,36 @@ from pathlib import Path
 
 from ray.tune import Callback
 
-from orchestrator.matrix import trial_config
+from orchestrator.matrix import cpus_used, pins_cpus, trial_config, trial_resources
 from orchestrator.results import EPOCH_METRICS, file_key, write_rows
 
 INFO_KEY = "benchctl_info"
 
 
 def tune_trial(config: dict) -> None:
+    import contextlib
+
     from ray import tune
 
+    from trainables.affinity import CoreBook, format_cores
     from trainables.train import run_trial
 
     sent_info = False
+    placement = {"placement": config.get("placement"), "cpu_share": trial_resources(config)["CPU"]}
 
     def report(info: dict, row: dict) -> None:
         nonlocal sent_info
         metrics = dict(row)
         if not sent_info:
-            metrics[INFO_KEY] = json.dumps(info)
+            metrics[INFO_KEY] = json.dumps({**info, **placement})
             sent_info = True
         tune.report(metrics)
 
-    run_trial(trial_config(config), on_epoch=report)
+    # partitioned: pin to disjoint cores before torch starts its threads and the loader its workers
+    pin = CoreBook().claim(cpus_used(config)) if pins_cpus(config) else contextlib.nullcontext()
+    with pin as cores:
+        placement["cpu_affinity"] = format_cores(cores) if cores else None
+        run_trial(trial_config(config), on_epoch=report)
 
 
 def _last_error_line(trial) -> str:
@@ -54,13 +62,16 @@ def _last_error_line(trial) -> str:
 class ResultsWriter(Callback):
     """Buffers each trial attempt's epochs and writes one epochs file + one trials row per attempt."""
 
-    def __init__(self, results_dir: Path, provenance: dict) -> None:
+    def __init__(self, results_dir: Path, provenance: dict, prior_attempts: dict[str, int] | None = None):
         self.results_dir = results_dir
         self.provenance = provenance
-        self._attempts: Counter[str] = Counter()
+        # attempts per benchctl trial id; a --resume continues the numbering of the earlier run
+        self._attempts: Counter[str] = Counter(prior_attempts or {})
         self._rows: dict[str, list[dict]] = defaultdict(list)
         self._info: dict[str, dict] = {}
         self._started: dict[str, datetime] = {}
+        # every attempt seen: Tune trial id -> [benchctl trial id, host, start, end or None]
+        self._spans: dict[str, list] = {}
         self.written: list[Path] = []
 
     def on_trial_start(self, iteration, trials, trial, **info):
@@ -68,8 +79,29 @@ class ResultsWriter(Callback):
 
     def on_trial_result(self, iteration, trials, trial, result, **info):
         if INFO_KEY in result:
-            self._info[trial.trial_id] = json.loads(result[INFO_KEY])
+            tid = trial.trial_id
+            self._info[tid] = json.loads(result[INFO_KEY])
+            start = self._started.get(tid, datetime.now(timezone.utc))
+            self._spans[tid] = [trial_config(trial.config).trial_id, self._info[tid].get("host"), start, None]
         self._rows[trial.trial_id].append({k: result[k] for k in EPOCH_METRICS if k in result})
+
+    def overlapped(self, tid: str, end: datetime) -> str | None:
+        """Other trials that ran on the same host at some moment of this attempt (driver clock)."""
+        span = self._spans.get(tid)
+        if span is None:
+            return None
+        _, host, start, _ = span
+        others = sorted(
+            {
+                other[0]
+                for key, other in self._spans.items()
+                if key != tid
+                and other[1] == host
+                and other[2] < end
+                and (other[3] is None or other[3] > start)
+            }
+        )
+        return ",".join(others) or None
 
     def on_trial_complete(self, iteration, trials, trial, **info):
         self._write(trial, status="ok", error=None)
@@ -82,11 +114,15 @@ class ResultsWriter(Callback):
 
     def _write(self, trial, status: str, error: str | None) -> None:
         tid = trial.trial_id
-        self._attempts[tid] += 1
-        attempt = self._attempts[tid]
         cfg = trial_config(trial.config)
+        self._attempts[cfg.trial_id] += 1
+        attempt = self._attempts[cfg.trial_id]
         info = self._info.pop(tid, {})
         rows = self._rows.pop(tid, [])
+        ended = datetime.now(timezone.utc)
+        overlapped_with = self.overlapped(tid, ended)
+        if tid in self._spans:
+            self._spans[tid][3] = ended
         identity = {
             "sweep": trial.config["sweep"],
             "cell": cfg.cell,
@@ -116,7 +152,10 @@ class ResultsWriter(Callback):
             "epochs_planned": cfg.epochs,
             "epochs_done": len(rows),
             "started_at": self._started.get(tid),
-            "ended_at": datetime.now(timezone.utc),
+            "ended_at": ended,
+            "placement": trial.config.get("placement"),
+            "cpu_share": trial_resources(trial.config)["CPU"],
+            "overlapped_with": overlapped_with,
             "git_commit": self.provenance.get("git_commit"),
             "tune_trial_id": tid,
             "config_json": json.dumps(cfg.to_dict(), sort_keys=True),

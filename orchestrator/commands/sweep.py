@@ -3,6 +3,7 @@
 benchctl sweep --dataset synthetic --epochs 2
 benchctl sweep --models simple_cnn,resnet18 --devices cpu --epochs 2 --max-steps 3 --batch-size 32
 benchctl sweep --cluster cluster/lab.yaml --batch-size 128,512 --pipeline loader,resident
+benchctl sweep --name lab1 --resume                # after a crash: runs only the cells not complete yet
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Annotated
 import typer
 
 from orchestrator.errors import RUNTIME, BenchctlError
-from orchestrator.spec import SweepSpec, default_name, parse_choices, parse_csv, parse_ints
+from orchestrator.spec import Placement, SweepSpec, default_name, parse_choices, parse_csv, parse_ints
 from orchestrator.sweep import run_sweep
 from trainables import config as d
 from trainables.config import Device, Pipeline, Precision
@@ -54,7 +55,19 @@ def sweep(
     gpu_cpus: Annotated[
         int | None, typer.Option(help="CPU cores per GPU cell (default: 1 + DataLoader workers).")
     ] = None,
-    max_failures: Annotated[int, typer.Option(help="Retries of a failed trial.")] = 1,
+    max_failures: Annotated[
+        int, typer.Option(help="Retries of a trial whose process crashed or whose node died.")
+    ] = 1,
+    placement: Annotated[
+        Placement,
+        typer.Option(
+            help="How trials share nodes: exclusive (fair, default), partitioned (disjoint pinned cores), "
+            "packed (fast, unfair: smoke runs)."
+        ),
+    ] = Placement.exclusive,
+    resume: Annotated[
+        bool, typer.Option(help="Complete results OUT/NAME: run only its cells not yet done (same spec).")
+    ] = False,
     out: Annotated[Path, typer.Option(help="Parent directory of results.")] = Path("results"),
     name: Annotated[str | None, typer.Option(help="Results go to OUT/NAME (default: a timestamp).")] = None,
     cluster: Annotated[
@@ -62,6 +75,8 @@ def sweep(
     ] = None,
 ) -> None:
     """Run the sweep on Ray Tune; results land in OUT/NAME as Parquet."""
+    if resume and not name:
+        raise BenchctlError("--resume: name the sweep to complete with --name NAME")
     spec = SweepSpec(
         models=parse_csv(models, "--models"),
         devices=parse_choices(devices, Device, "--devices"),
@@ -81,9 +96,11 @@ def sweep(
         cpus_per_trial=cpus_per_trial,
         gpu_cpus=gpu_cpus,
         max_failures=max_failures,
+        placement=placement,
         name=name or default_name(),
         out=out,
         cluster=cluster,
+        resume=resume,
     )
     outcome = run_sweep(spec, echo=typer.echo)
     typer.echo(f"benchctl: results in {outcome.results_dir}; next: benchctl report {outcome.results_dir}")

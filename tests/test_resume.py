@@ -1,0 +1,135 @@
+"""`--resume`: a sweep whose driver was SIGKILLed is completed with exactly one set of rows per cell.
+
+Real Ray (local), real training. The killed driver's Ray is given its own temp dir (RAY_TMPDIR), so
+the test can find and end exactly the Ray processes that run started (Ray 2.60's per-node agents
+outlive a SIGKILLed driver; its raylet and GCS do not).
+"""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from orchestrator.cli import app
+from orchestrator.results import read_results
+
+runner = CliRunner()
+SWEEP = [
+    "sweep",
+    "--models",
+    "simple_cnn",
+    "--devices",
+    "cpu",
+    "--epochs",
+    "2",
+    "--max-steps",
+    "15",
+    "--batch-size",
+    "32",
+    "--train-size",
+    "2048",
+    "--test-size",
+    "128",
+    "--max-eval-steps",
+    "1",
+    "--repeats",
+    "3",
+]
+
+
+def _pids_with_env(text: str) -> list[int]:
+    """Processes whose environment holds `text` (Ray's agents rename themselves, so not cmdline)."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if text.encode() in (proc / "environ").read_bytes():
+                    pids.append(int(proc.name))
+            except OSError:
+                continue
+    return pids
+
+
+@pytest.fixture
+def ray_tmp():
+    path = tempfile.mkdtemp(prefix="bcray", dir="/tmp")  # short: Ray's socket paths must fit 107 bytes
+    yield path
+    for pid in _pids_with_env(path):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_sigkill_of_the_driver_then_resume_completes_the_set_once(tmp_path, ray_tmp):
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "orchestrator", *SWEEP, "--out", str(out), "--name", "k"]
+    proc = subprocess.Popen(
+        cmd, env={**os.environ, "RAY_TMPDIR": ray_tmp}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while not list((out / "k" / "trials").glob("*.parquet")):  # one trial finished, the next running
+            assert proc.poll() is None and time.monotonic() < deadline, "sweep ended before a trial finished"
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        proc.kill()
+    _, before = read_results(out / "k")
+    assert 1 <= len(before) < 3
+
+    result = runner.invoke(app, [*SWEEP, "--out", str(out), "--name", "k", "--resume"])
+    assert result.exit_code == 0, result.output
+    assert f"{len(before)} trials complete, {3 - len(before)} to run" in result.output
+    epochs, trials = read_results(out / "k")
+    assert sorted(trials.trial) == [f"simple_cnn/cpu/bs32/loader/fp32/r{r}" for r in range(3)]
+    assert (trials.status == "ok").all() and (trials.attempt == 1).all()
+    assert len(epochs) == 3 * 2 and not epochs.duplicated(["trial", "epoch"]).any()
+
+    again = runner.invoke(app, [*SWEEP, "--out", str(out), "--name", "k", "--resume"])
+    assert again.exit_code == 0 and "3 trials complete, 0 to run" in again.output
+    assert len(read_results(out / "k")[0]) == 6
+
+
+def _fake_sweep_dir(root: Path, epochs: int = 2) -> Path:
+    """A results directory as `sweep` leaves it, without running one (spec.json is all --resume reads
+    before it compares)."""
+    from orchestrator.results import write_json_atomic
+    from orchestrator.spec import SweepSpec
+
+    spec = SweepSpec(models=("simple_cnn",), devices=("cpu",), epochs=epochs, name="k", out=root)
+    write_json_atomic({"spec": spec.to_dict(), "provenance": {}}, root / "k" / "spec.json")
+    return root / "k"
+
+
+def test_resume_with_a_different_spec_is_refused_naming_the_difference(tmp_path):
+    _fake_sweep_dir(tmp_path, epochs=3)
+    args = ["sweep", "--models", "simple_cnn", "--devices", "cpu", "--epochs", "2", "--batch-size", "64"]
+    result = runner.invoke(app, [*args, "--out", str(tmp_path), "--name", "k", "--resume"])
+    assert result.exit_code == 2
+    line = result.output.strip()
+    assert line.startswith("benchctl: error: --resume:") and "\n" not in line
+    assert "epochs: 3 -> 2" in line and "batch_sizes: [128] -> [64]" in line
+
+
+def test_resume_of_nothing_and_without_a_name_are_refused(tmp_path):
+    missing = runner.invoke(app, ["sweep", "--out", str(tmp_path), "--name", "nope", "--resume"])
+    assert missing.exit_code == 2 and "no spec.json" in missing.output
+    assert not (tmp_path / "nope").exists()
+    unnamed = runner.invoke(app, ["sweep", "--out", str(tmp_path), "--resume"])
+    assert unnamed.exit_code == 2 and "--name NAME" in unnamed.output
+
+
+def test_an_existing_name_without_resume_points_at_resume(tmp_path):
+    _fake_sweep_dir(tmp_path)
+    result = runner.invoke(app, ["sweep", "--devices", "cpu", "--out", str(tmp_path), "--name", "k"])
+    assert result.exit_code == 2 and "--resume" in result.output
