@@ -3,6 +3,7 @@
     benchctl sweep --dataset synthetic --epochs 2      # or: python -m orchestrator sweep ...
     benchctl report results/<name>
     benchctl models
+    benchctl cluster status --cluster cluster/lab.yaml
 
 Commands only parse options, build the spec and call library code. A BenchctlError becomes one
 line on stderr and its exit code (2: bad input, 1: failure while running); Ctrl-C exits 130.
@@ -57,11 +58,14 @@ def user_errors(fn):
 
 
 def _register() -> None:
-    from orchestrator.commands import models, report, sweep
+    from orchestrator.commands import cluster, models, report, sweep
 
     app.command("sweep")(user_errors(sweep.sweep))
     app.command("report")(user_errors(report.report))
     app.command("models")(user_errors(models.models))
+    for command in cluster.app.registered_commands:  # wrap each before it is bound
+        command.callback = user_errors(command.callback)
+    app.add_typer(cluster.app, name="cluster")
 
 
 _register()

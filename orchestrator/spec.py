@@ -37,7 +37,7 @@ class Placement(str, Enum):
 
 
 # Spec fields that may differ between a sweep and its --resume: where and how it runs, not what it measures.
-RESUMABLE_CHANGES = ("name", "out", "cluster", "max_failures", "resume")
+RESUMABLE_CHANGES = ("name", "out", "cluster", "cluster_port", "max_failures", "resume")
 
 
 def default_name() -> str:
@@ -101,6 +101,7 @@ class SweepSpec:
     name: str = field(default_factory=default_name)
     out: Path = Path("results")
     cluster: Path | None = None
+    cluster_port: int | None = None  # the head's GCS port, overriding the cluster file's
     resume: bool = False  # run only the cells results/<name> does not hold complete yet
 
     def __post_init__(self) -> None:
@@ -143,6 +144,13 @@ class SweepSpec:
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 raise SpecError(f"--{name.replace('_', '-')}: must be an integer >= 1, got {value!r}")
+        if self.cluster_port is not None:
+            if self.cluster is None:
+                raise SpecError(
+                    "--port: only means something with --cluster FILE; add --cluster or drop --port"
+                )
+            if isinstance(self.cluster_port, bool) or not 1 <= self.cluster_port <= 65535:
+                raise SpecError(f"--port: must be a TCP port 1-65535, got {self.cluster_port!r}")
         try:  # every shared trial field is checked by TrialConfig's own rules
             for batch in self.batch_sizes:
                 TrialConfig(model=self.models[0], batch_size=batch, **self.trial_template())

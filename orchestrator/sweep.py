@@ -135,7 +135,7 @@ def run_sweep(spec: SweepSpec, echo: Callable[[str], None] = print) -> SweepOutc
     previous_sigterm = _sigterm_as_interrupt()
     try:
         try:
-            cluster.connect(spec.cluster)
+            address = cluster.connect(spec.cluster, spec.cluster_port)
             nodes = cluster.alive_nodes()
             alloc = resolve_allotment(spec, [int(n["resources"].get("CPU", 0)) for n in nodes])
             skip = done.done if done else frozenset()
@@ -147,6 +147,8 @@ def run_sweep(spec: SweepSpec, echo: Callable[[str], None] = print) -> SweepOutc
             _release(created)  # a refused sweep leaves nothing behind
             raise
         where = ", ".join(f"{n['host']} ({describe(n['resources'])})" for n in nodes)
+        if address and cluster.auth_required(address) is False:
+            echo(cluster.NO_AUTH_WARNING.format(address=address))
         if done is not None:
             for orphan in done.orphans:
                 orphan.unlink()

@@ -73,6 +73,9 @@ def sweep(
     cluster: Annotated[
         Path | None, typer.Option(help="Ray cluster file (cluster/lab.yaml); default: a local Ray.")
     ] = None,
+    port: Annotated[
+        int | None, typer.Option(help="The head's GCS port (default: from the cluster file, else 6379).")
+    ] = None,
 ) -> None:
     """Run the sweep on Ray Tune; results land in OUT/NAME as Parquet."""
     if resume and not name:
@@ -100,6 +103,7 @@ def sweep(
         name=name or default_name(),
         out=out,
         cluster=cluster,
+        cluster_port=port,
         resume=resume,
     )
     outcome = run_sweep(spec, echo=typer.echo)

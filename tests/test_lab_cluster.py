@@ -1,0 +1,210 @@
+"""Several real hosts on one machine: `benchctl sweep --cluster` across network namespaces.
+
+Each host is a network namespace with its own address, /tmp and host name, running its own Ray
+node (tests/labnet.py); the driver runs in the root namespace on a 0-CPU node, as a lab member's
+workstation joined to the lab would. Needs root and iproute2; skipped with the reason otherwise.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from labnet import LabNet
+
+from orchestrator.results import read_results
+
+pytestmark = pytest.mark.skipif(LabNet.unavailable() is not None, reason=str(LabNet.unavailable()))
+
+TOKEN = "benchctl-test-token-7f3a"
+SWEEP = [
+    "sweep",
+    "--models",
+    "simple_cnn",
+    "--devices",
+    "cpu",
+    "--batch-size",
+    "32",
+    "--train-size",
+    "1024",
+    "--test-size",
+    "128",
+    "--max-eval-steps",
+    "1",
+    "--cpus-per-trial",
+    "1",
+]
+
+
+def benchctl(args: list[str], env: dict, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "orchestrator", *args],
+        env={**{k: v for k, v in os.environ.items() if not k.startswith("RAY_")}, **env},
+        capture_output=True,
+        text=True,
+        timeout=kw.pop("timeout", 300),
+        **kw,
+    )
+
+
+@pytest.fixture
+def lab():
+    with LabNet(token=TOKEN) as net:
+        yield net
+
+
+def test_sweep_spreads_over_hosts_and_the_driver_writes_every_row(lab, tmp_path):
+    lab.host("head", cpus=0, head=True)
+    lab.host("w1", cpus=2)
+    lab.host("w2", cpus=1)
+    lab.driver_node()
+    lab.wait_nodes(4)
+    yaml = lab.cluster_file(tmp_path)
+    out = (
+        tmp_path / "out"
+    )  # under /tmp: the worker hosts' /tmp is their own, so only the driver can write here
+
+    run = benchctl([*SWEEP, "--epochs", "2", "--max-steps", "3", "--repeats", "4", "--cluster", str(yaml),
+                    "--out", str(out), "--name", "lab"], lab.env)  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "w1 (2 CPUs)" in run.stdout and "w2 (1 CPUs)" in run.stdout
+    assert "warning" not in run.stdout + run.stderr  # the cluster requires a token: nothing to warn about
+    epochs, trials = read_results(out / "lab")
+    assert (trials.status == "ok").all() and len(trials) == 4
+    assert set(trials.host) == {"w1", "w2"}  # more than one host ran cells; no trial on the 0-CPU nodes
+    assert len(epochs) == 4 * 2 and not epochs.duplicated(["trial", "epoch"]).any()
+    assert (trials.placement == "exclusive").all() and (trials.cpu_share == 1).all()
+    # two trials shared w1 (2 CPUs) at some point: recorded on both rows
+    on_w1 = trials[trials.host == "w1"]
+    assert on_w1.overlapped_with.notna().any()
+
+    status = benchctl(["cluster", "status", "--cluster", str(yaml)], lab.env)
+    assert status.returncode == 0, status.stderr
+    assert "4 of 4 nodes alive; token authentication required" in status.stdout
+    rows = {line.split()[0]: line.split() for line in status.stdout.splitlines()[2:]}
+    assert rows["head"][2] == "head" and rows["w1"][3] == "2" and rows["w2"][3] == "1"
+
+    # a driver without the lab's token is refused in one line, before anything is written
+    no_token = benchctl(
+        [*SWEEP, "--cluster", str(yaml), "--out", str(out), "--name", "nt"], {"HOME": str(tmp_path)}
+    )
+    assert no_token.returncode == 2
+    line = no_token.stderr.strip()
+    assert "requires token authentication" in line and "RAY_AUTH_MODE=token" in line and "\n" not in line
+    assert not (out / "nt").exists()
+
+    # a driver on a machine that is not a Ray node of the lab gets told how to join, not a core dump
+    lab.bare_host("laptop")
+    shared = lab.cluster_file(Path("/dev/shm"))  # the laptop's /tmp is its own; /dev/shm is not remounted
+    cmd = f"{sys.executable} -m orchestrator {' '.join(SWEEP)} --cluster {shared} --out /tmp/o --name nn"
+    try:
+        outside = subprocess.run(
+            lab.exec_argv("laptop", cmd),
+            env={**os.environ, **lab.env},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        shared.unlink()
+    assert outside.returncode == 2, outside.stderr[-2000:]
+    assert "is not a node of the cluster" in outside.stderr and "ray start --address=" in outside.stderr
+
+
+def _trial_running_on(lab: LabNet, host: str) -> bool:
+    for pid in lab.pids(host):
+        try:
+            if b"ImplicitFunc" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def test_a_worker_host_dying_mid_trial_is_retried_elsewhere_without_duplicates(lab, tmp_path):
+    lab.host("head", cpus=0, head=True)
+    lab.host("w1", cpus=1)
+    lab.host("w2", cpus=1)
+    lab.driver_node()
+    lab.wait_nodes(4)
+    yaml = lab.cluster_file(tmp_path)
+    out = tmp_path / "out"
+    args = [*SWEEP, "--epochs", "3", "--max-steps", "25", "--repeats", "2", "--max-failures", "2",
+            "--cluster", str(yaml), "--out", str(out), "--name", "kill"]  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "orchestrator", *args],
+        env={**env, **lab.env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not _trial_running_on(lab, "w2"):
+            assert proc.poll() is None and time.monotonic() < deadline, "no trial ever ran on w2"
+            time.sleep(0.2)
+        time.sleep(2)  # well inside its first epoch
+        assert lab.kill_host("w2") > 0
+        stdout, stderr = proc.communicate(timeout=300)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, stdout + stderr
+    epochs, trials = read_results(out / "kill")
+    failed = trials[trials.status == "error"]
+    assert len(failed) >= 1 and failed.error.notna().all()  # the lost attempt is on record
+    ok = trials[trials.status == "ok"]
+    assert sorted(ok.trial) == sorted(set(trials.trial)) and len(ok) == 2  # one good attempt per cell
+    assert set(ok.host) == {"w1"}  # the retry ran on the host that survived
+    assert len(epochs) == 2 * 3 and not epochs.duplicated(["trial", "epoch"]).any()
+    merged = epochs.merge(ok[["trial", "attempt"]], on=["trial", "attempt"])
+    assert len(merged) == len(epochs)  # every epoch row belongs to the successful attempt
+
+
+def test_driver_killed_then_resume_completes_the_set_and_an_open_cluster_is_flagged(tmp_path):
+    with LabNet(token=None) as lab:  # a lab without token authentication
+        lab.host("head", cpus=0, head=True)
+        lab.host("w1", cpus=2)
+        lab.driver_node()
+        lab.wait_nodes(3)
+        yaml = lab.cluster_file(tmp_path)
+        out = tmp_path / "out"
+        args = [*SWEEP, "--epochs", "2", "--max-steps", "15", "--repeats", "4", "--cluster", str(yaml),
+                "--out", str(out), "--name", "res"]  # fmt: skip
+        env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "orchestrator", *args],
+            env={**env, **lab.env},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            deadline = time.monotonic() + 180
+            while not list((out / "res" / "trials").glob("*.parquet")):
+                assert proc.poll() is None and time.monotonic() < deadline, (
+                    "sweep ended before a trial finished"
+                )
+                time.sleep(0.2)
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=30)
+        finally:
+            proc.kill()
+        _, before = read_results(out / "res")
+        assert 1 <= len(before) < 4
+
+        resumed = benchctl([*args, "--resume"], lab.env)
+        assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+        assert f"{len(before)} trials complete, {4 - len(before)} to run" in resumed.stdout
+        assert resumed.stdout.count("does not require token authentication") == 1  # warned once
+        epochs, trials = read_results(out / "res")
+        assert sorted(trials[trials.status == "ok"].trial) == [
+            f"simple_cnn/cpu/bs32/loader/fp32/r{r}" for r in range(4)
+        ]
+        assert len(epochs) == 4 * 2 and not epochs.duplicated(["trial", "epoch"]).any()
+
+        status = benchctl(["cluster", "status", "--cluster", str(yaml)], lab.env)
+        assert status.returncode == 0 and "token authentication NOT required" in status.stdout
+        assert "does not require token authentication" in status.stderr
