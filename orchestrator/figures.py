@@ -102,6 +102,7 @@ def speedup_vs_params(table: pd.DataFrame, path: Path) -> Path:
                 textcoords="offset points",
                 xytext=(6, -12 - 10 * i),  # one line lower per group, so labels at one x do not overlap
                 fontsize=8,
+                color=line.get_color(),
             )
         ys.extend(g["speedup"])
     px = [p[2] for p in PAPER_POINTS]
@@ -179,7 +180,9 @@ def _layout(data: pd.DataFrame) -> _Layout:
 
 def _label_cells(ax: plt.Axes, layout: _Layout, models: bool = True) -> None:
     """Cell labels under the bars and, with `models`, the model names in bold under them."""
-    ax.set_xticks([x for x, _ in layout.placed], layout.labels, fontsize=8)
+    ax.set_xticks(
+        [x for x, _ in layout.placed], layout.labels, fontsize=8 if len(layout.placed) <= 10 else 6.5
+    )
     if models:
         models_axis = ax.secondary_xaxis("bottom")
         models_axis.set_xticks(layout.centers, layout.models, fontsize=10, fontweight="bold")
@@ -244,6 +247,7 @@ SEGMENTS = [
     ("other_s", "other (epoch − data − compute)", "#B8B8B8"),
 ]
 LINESTYLES = ["-", "--", ":", "-."]
+MARKERS = ["o", "s", "^", "D", "v", "P"]
 
 
 def _numeric(df: pd.DataFrame, col: str) -> pd.Series:
@@ -297,6 +301,7 @@ def epoch_breakdown(epochs: pd.DataFrame, path: Path) -> Path:
         return _save(fig, path, tight=False)
     layout = _layout(data)
     evals = []
+    small = 8 if len(layout.placed) <= 10 else 6.5  # value labels, so neighbours do not overlap
     for x, cell in layout.placed:
         base = 0.0
         for col, _label, color in SEGMENTS:
@@ -306,14 +311,14 @@ def epoch_breakdown(epochs: pd.DataFrame, path: Path) -> Path:
             base += share
         top.annotate(
             f"{fmt_seconds(cell['epoch_s'])} s", (x, base), xytext=(0, 2), textcoords="offset points",
-            ha="center", fontsize=8,
+            ha="center", fontsize=small,
         )  # fmt: skip
         if pd.notna(cell["eval_s"]) and cell["eval_s"] > 0:
             color = DEVICE_COLORS.get(cell["device"], "gray")
             bottom.bar(x, cell["eval_s"], width=0.8, color=color, hatch="//", edgecolor="white")
             bottom.annotate(
                 f"{fmt_seconds(cell['eval_s'])} s", (x, cell["eval_s"]), xytext=(0, 2),
-                textcoords="offset points", ha="center", fontsize=8,
+                textcoords="offset points", ha="center", fontsize=small,
             )  # fmt: skip
             evals.append(float(cell["eval_s"]))
     threshold = 100 * INPUT_BOUND_SHARE
@@ -403,9 +408,10 @@ def throughput_applies(epochs: pd.DataFrame) -> bool:
 
 
 def throughput_vs_batch(epochs: pd.DataFrame, path: Path) -> Path | None:
-    """Training throughput (median images_per_s of the steady epochs) against batch size, one line per
-    model and device (and pipeline/precision when several), log-log. None, and no file, when the results
-    hold a single batch size (throughput_applies)."""
+    """Training throughput (median images_per_s of the steady epochs) against batch size, log-log: one
+    line per model (colour), device (GPU solid with filled markers, CPU dashed with hollow ones) and
+    pipeline/precision config (marker shape). None, and no file, when the results hold a single batch
+    size (throughput_applies)."""
     if not throughput_applies(epochs):
         return None
     steady = steady_epochs(epochs)
@@ -419,15 +425,18 @@ def throughput_vs_batch(epochs: pd.DataFrame, path: Path) -> Path | None:
         return _save(fig, path)
     order = epochs.sort_values(["params", "model"]).drop_duplicates("model")["model"].tolist()
     colors = plt.get_cmap("tab10")
-    several = len(points[["pipeline", "precision"]].drop_duplicates()) > 1
+    configs = sorted({(r.pipeline, r.precision) for r in points.itertuples()})
     for (model, device, pipeline, precision), g in points.groupby(
         ["model", "device", "pipeline", "precision"]
     ):
         g = g.sort_values("batch_size")
+        several = len(configs) > 1
         label = f"{model} {str(device).upper()}" + (f", {pipeline}, {precision}" if several else "")
+        color = colors(order.index(model) % 10)
         ax.plot(
-            g["batch_size"], g["images_per_s"], color=colors(order.index(model) % 10),
-            linestyle="-" if device == "gpu" else "--", marker="o" if device == "gpu" else "s", label=label,
+            g["batch_size"], g["images_per_s"], color=color, linestyle="-" if device == "gpu" else "--",
+            marker=MARKERS[configs.index((pipeline, precision)) % len(MARKERS)], label=label,
+            markerfacecolor=color if device == "gpu" else "white",
         )  # fmt: skip
     sizes = batch_sizes(points)
     ax.set_xscale("log", base=2)

@@ -1,8 +1,9 @@
-"""Build the speedup report of one or more sweeps: report.md, two PNG figures and a terminal table.
+"""Build the speedup report of one or more sweeps: report.md, report.html, PNG figures, a terminal table.
 
     from orchestrator.report import build_report
     report = build_report([Path("results/s1")], Path("reports/s1"))
-    print(report.terminal_text)        # reports/s1/report.md, reports/s1/figures/*.png
+    print(report.terminal_text)        # reports/s1/report.md, report.html, figures/*.png
+    build_report(dirs, out, formats=[ReportFormat.md])   # report.md only (figures are always written)
 
 Nothing is written until every number and figure is computed; figures are rendered into a hidden
 staging folder and report.md goes through a temp file, each moved into place with os.replace.
@@ -15,17 +16,29 @@ import math
 import os
 import shutil
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 
 import pandas as pd
 
-from orchestrator import figures
+from orchestrator import figures, narrative
+from orchestrator.html import write_html
+from orchestrator.parity import (
+    EQUIVALENCE_MARGIN_PP,
+    MIN_REPEATS,
+    PARITY_CONFIDENCE,
+    TOST_ALPHA,
+    parity_table,
+)
+from orchestrator.peaks import PEAK_COLUMN, efficiency_table
 from orchestrator.results import ResultsError, read_results
 from orchestrator.stats import (
     CI_CONFIDENCE,
     CI_RESAMPLES,
     DASH,
+    INPUT_BOUND_SHARE,
     NOISY_IQR_SHARE,
     PAPER_POINTS,
     cell_summary,
@@ -40,7 +53,50 @@ from orchestrator.stats import (
     speedup_table,
 )
 
-FIGURES = {"speedup": "figures/speedup_vs_params.png", "epoch_time": "figures/epoch_time.png"}
+
+class ReportFormat(str, Enum):
+    """Documents build_report writes besides the figures (`benchctl report --format md,html`)."""
+
+    md = "md"  # report.md, figures linked from figures/
+    html = "html"  # report.html: the same content, one self-contained file (figures embedded)
+
+
+FIGURES = {
+    "speedup": "figures/speedup_vs_params.png",
+    "epoch_time": "figures/epoch_time.png",
+    "breakdown": "figures/epoch_breakdown.png",
+    "accuracy": "figures/accuracy_per_epoch.png",
+    "throughput": "figures/throughput_vs_batch.png",  # only when more than one batch size was swept
+}
+# key -> (alt text, one-line caption) in report.md
+CAPTIONS = {
+    "speedup": (
+        "speedup vs parameters",
+        "Speedup vs parameter count (log-log); error bars are the 95% bootstrap intervals, black stars the "
+        "paper's ~2x / >7x / 40.6x.",
+    ),
+    "epoch_time": ("epoch time per model and device", "Median steady-state epoch time per cell (log scale)."),
+    "breakdown": (
+        "epoch-time breakdown",
+        f"Each cell's epoch split into data wait / compute / other (dashed line: the "
+        f"{INPUT_BOUND_SHARE:.0%} input-bound threshold), with the test pass in seconds below.",
+    ),
+    "accuracy": (
+        "test accuracy per epoch",
+        "Test accuracy after each epoch, CPU vs GPU, one panel per model (median over repeats).",
+    ),
+    "throughput": (
+        "throughput vs batch size",
+        "Training images/s against batch size per model and device (median of non-warm-up epochs).",
+    ),
+}
+_DRAW = {  # key -> draw(table, summary, epochs, path); looked up on the module at call time
+    "speedup": lambda table, summary, epochs, path: figures.speedup_vs_params(table, path),
+    "epoch_time": lambda table, summary, epochs, path: figures.epoch_time(summary, path),
+    "breakdown": lambda table, summary, epochs, path: figures.epoch_breakdown(epochs, path),
+    "accuracy": lambda table, summary, epochs, path: figures.accuracy_per_epoch(epochs, path),
+    "throughput": lambda table, summary, epochs, path: figures.throughput_vs_batch(epochs, path),
+}
 FIDELITY_GLOB = "fidelity*.json"  # written by bench/fidelity.py into a results directory
 FIDELITY_BAR = (0.97, 1.03)  # bench/fidelity.py's LOW, HIGH
 
@@ -49,7 +105,7 @@ FIDELITY_BAR = (0.97, 1.03)  # bench/fidelity.py's LOW, HIGH
 class Report:
     table: pd.DataFrame  # orchestrator.stats.speedup_table
     summary: pd.DataFrame  # orchestrator.stats.cell_summary
-    paths: list[Path] = field(default_factory=list)  # report.md first, then the figures
+    paths: list[Path] = field(default_factory=list)  # report.md, report.html (those written), figures
     terminal_text: str = ""
 
 
@@ -97,7 +153,8 @@ HOW_TO_READ = f"""## How to read this
 - **Epoch 1 is warm-up** (one-time costs such as cuDNN autotuning and cache filling) and is excluded.
   A cell that ran only one epoch is shown from its warm-up epoch and flagged "warm-up only".
 - **data-wait share** = fraction of the epoch the device waited for input (including the host-to-device
-  copy). A high share means the input pipeline, not the device, limits speed.
+  copy). A high share means the input pipeline, not the device, limits speed; a GPU cell above
+  {INPUT_BOUND_SHARE:.0%} is called **input-bound**.
 - **extrapolated** = the epoch was capped with `--max-steps` and its time scaled to a full epoch.
   **partial-eval** = accuracy comes from a capped test pass (part of the test set).
 - Accuracy is the test accuracy after the last epoch, averaged over repeats; the test pass is not timed
@@ -143,6 +200,16 @@ def _table_section(table: pd.DataFrame) -> str:
     return "## Results\n\n" + _md_table(columns, _rows(table, columns)) + "\n"
 
 
+def _figure_keys(epochs: pd.DataFrame) -> list[str]:
+    """The FIGURES that apply to these epochs, in order (throughput only with several batch sizes)."""
+    return [key for key in FIGURES if key != "throughput" or figures.throughput_applies(epochs)]
+
+
+def _figures_section(keys: list[str]) -> str:
+    items = [f"![{CAPTIONS[k][0]}]({FIGURES[k]})\n\n*{CAPTIONS[k][1]}*\n" for k in keys]
+    return "## Figures\n\n" + "\n".join(items)
+
+
 def _paper_section(table: pd.DataFrame) -> str:
     rows = []
     for model, _label, params, _value, stated in PAPER_POINTS:
@@ -166,6 +233,66 @@ def _paper_section(table: pd.DataFrame) -> str:
         + text
         + "\n\nThe paper's hardware differs from ours; compare the trend "
         "(speedup growing with parameter count) more than the exact values.\n"
+    )
+
+
+def _pp(x, sign: bool = True) -> str:
+    """A percentage (point) value with 2 decimals, signed by default; never "-0.00"."""
+    return DASH if is_missing(x) else f"{round(float(x), 2) + 0.0:{'+' if sign else ''}.2f}"
+
+
+def _parity_section(epochs: pd.DataFrame) -> str:
+    """Final test accuracy CPU vs GPU per configuration: orchestrator.parity.parity_table."""
+    header = ["model", "batch", "pipeline", "precision", "CPU acc", "GPU acc", "diff pp"]
+    header += [f"{PARITY_CONFIDENCE:.0%} CI pp", "verdict", "n CPU/GPU"]
+    rows = [
+        [r.model, str(r.batch_size), r.pipeline, r.precision, f"{_pp(r.cpu_acc_pct, False)}%"]
+        + [f"{_pp(r.gpu_acc_pct, False)}%", _pp(r.diff_pp)]
+        + [DASH if is_missing(r.ci_low_pp) else f"[{_pp(r.ci_low_pp)}, {_pp(r.ci_high_pp)}]"]
+        + [r.verdict, f"{r.cpu_n}/{r.gpu_n}"]
+        for r in parity_table(epochs).itertuples()
+    ]
+    margin = f"±{EQUIVALENCE_MARGIN_PP:g} pp"
+    return (
+        "## Accuracy parity\n\n"
+        "Does training on the GPU reach the CPU's accuracy? Per run, the final accuracy is the test accuracy "
+        "after its last epoch; **diff** = mean GPU − mean CPU over the runs, in percentage points (pp). "
+        f"The {PARITY_CONFIDENCE:.0%} CI is a Welch t interval over the runs (2+ per side). **verdict**: "
+        f"an equivalence test (TOST: two one-sided Welch t tests at {TOST_ALPHA:g}, i.e. the "
+        f"{1 - 2 * TOST_ALPHA:.0%} interval inside {margin}) when each side has {MIN_REPEATS}+ runs; "
+        f'"not shown equivalent" means a gap of {margin} or more is not ruled out (often: too few or too '
+        f'noisy repeats), not that a gap was found; "n<{MIN_REPEATS}" gives no verdict.\n\n'
+        + (
+            _md_table(header, rows)
+            if rows
+            else "No configuration ran on both CPU and GPU: nothing to compare."
+        )
+        + "\n"
+    )
+
+
+def _efficiency_section(epochs: pd.DataFrame) -> str:
+    """Achieved TFLOP/s and MFU per cell and device name: orchestrator.peaks.efficiency_table."""
+    header = ["model", "batch", "pipeline", "precision", "device", "device name", "GFLOP/train image"]
+    header += ["images/s", "achieved TFLOP/s", "peak TFLOP/s", "MFU"]
+    rows = [
+        [r.model, str(r.batch_size), r.pipeline, r.precision, r.device.upper()]
+        + [DASH if is_missing(r.device_name) else str(r.device_name), fmt_seconds(r.gflop_per_image)]
+        + [fmt_seconds(r.images_per_s), fmt_seconds(r.achieved_tflops)]
+        + [DASH if is_missing(r.peak_tflops) else f"{r.peak_tflops:g} ({PEAK_COLUMN[r.precision].upper()})"]
+        + [fmt_pct(r.mfu)]
+        for r in efficiency_table(epochs).itertuples()
+    ]
+    return (
+        "## Compute efficiency\n\n"
+        "**GFLOP/train image** = forward + backward FLOPs of one 32×32 training image (matrix products "
+        "only: convolutions and linear layers, 2 FLOPs per multiply-add; counted by PyTorch's "
+        "FlopCounterMode). **images/s** = median over the cell's non-warm-up epochs (input waits included). "
+        "**achieved TFLOP/s** = GFLOP/train image × images/s / 1000. **MFU** = achieved / peak dense "
+        "TFLOP/s of the GPU from its datasheet (orchestrator/peaks.py): the BF16 tensor-core peak for amp, "
+        "the FP32 non-tensor peak for fp32. cuDNN may run fp32 convolutions on TF32 tensor cores (PyTorch's "
+        "default), so fp32 MFU can exceed what the FP32 peak suggests, even 100%; it is shown as measured. "
+        "No MFU (—) for CPUs and GPUs without a tabulated peak.\n\n" + _md_table(header, rows) + "\n"
     )
 
 
@@ -355,8 +482,14 @@ def _read_all(results_dirs: list[Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
     return epochs, trials
 
 
-def build_report(results_dirs: list[Path], out_dir: Path) -> Report:
-    """Read the sweeps, compute the tables, write out_dir/report.md and out_dir/figures/*.png."""
+def build_report(
+    results_dirs: list[Path], out_dir: Path, formats: Iterable[ReportFormat | str] = tuple(ReportFormat)
+) -> Report:
+    """Read the sweeps, compute the tables, write out_dir/report.md and/or out_dir/report.html (formats)
+    and out_dir/figures/*.png (always; a figure that does not apply is not drawn and a stale copy of it is
+    removed)."""
+    wanted = {ReportFormat(f) for f in formats}
+    docs = [f"report.{f.value}" for f in ReportFormat if f in wanted]
     epochs, trials = _read_all(results_dirs)
     epochs = ok_epochs(epochs, trials)
     if epochs.empty:
@@ -379,10 +512,11 @@ def build_report(results_dirs: list[Path], out_dir: Path) -> Report:
             f"{len(epochs)} epoch rows from {n_runs} completed trial attempts.\n",
             HOW_TO_READ,
             _table_section(table),
-            "## Figures\n",
-            f"![speedup vs parameters]({FIGURES['speedup']})\n",
-            f"![epoch time per model and device]({FIGURES['epoch_time']})\n",
+            narrative.section(table),
+            _figures_section(keys := _figure_keys(epochs)),
             _paper_section(table),
+            _parity_section(epochs),
+            _efficiency_section(epochs),
             *([_fidelity_section(fidelity)] if fidelity else []),
             _notes_section(table, summary),
             _environment_section(epochs, trials),
@@ -394,17 +528,23 @@ def build_report(results_dirs: list[Path], out_dir: Path) -> Report:
     out_dir.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".report-", dir=out_dir))
     try:
-        figures.speedup_vs_params(table, staging / "speedup_vs_params.png")
-        figures.epoch_time(summary, staging / "epoch_time.png")
+        for key in keys:
+            _DRAW[key](table, summary, epochs, staging / Path(FIGURES[key]).name)
         (staging / "report.md").write_text(markdown, encoding="utf-8")
-        final = [out_dir / "report.md", out_dir / FIGURES["speedup"], out_dir / FIGURES["epoch_time"]]
-        final[1].parent.mkdir(parents=True, exist_ok=True)
+        if ReportFormat.html in wanted:
+            write_html(markdown, staging, staging / "report.html")  # figures embedded from staging
+        figure_paths = [out_dir / FIGURES[key] for key in keys]
+        (out_dir / "figures").mkdir(parents=True, exist_ok=True)
         # figures first, so report.md never links to a figure that is not there yet
-        os.replace(staging / "speedup_vs_params.png", final[1])
-        os.replace(staging / "epoch_time.png", final[2])
-        os.replace(staging / "report.md", final[0])
+        for path in figure_paths:
+            os.replace(staging / path.name, path)
+        for key in FIGURES.keys() - set(keys):
+            (out_dir / FIGURES[key]).unlink(missing_ok=True)  # from an earlier report of other results
+        for name in docs:
+            os.replace(staging / name, out_dir / name)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+    final = [out_dir / name for name in docs] + figure_paths
     return Report(table=table, summary=summary, paths=final, terminal_text=terminal_text)
 
 

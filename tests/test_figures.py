@@ -73,9 +73,9 @@ def captured(monkeypatch):
     figs = []
     original = figures._save
 
-    def keep(fig, path):
+    def keep(fig, path, **kwargs):
         figs.append(fig)
-        return original(fig, path)
+        return original(fig, path, **kwargs)
 
     monkeypatch.setattr(figures, "_save", keep)
     return figs
@@ -157,3 +157,134 @@ def test_epoch_time_empty_summary_still_writes(tmp_path):
     empty = summary().iloc[0:0]
     path = figures.epoch_time(empty, tmp_path / "e.png")
     assert path.read_bytes()[:8] == PNG_MAGIC
+
+
+# ---- figures from the epoch rows ---------------------------------------------------------------------
+
+
+def size_px(figsize) -> tuple[int, int]:
+    return round(figsize[1] * figures.DPI), round(figsize[0] * figures.DPI)
+
+
+def assert_png_of_size(path, figsize):
+    assert_real_png(path)
+    assert mpimg.imread(path).shape[:2] == size_px(figsize)
+
+
+def epochs(batch_sizes=(128,), repeats=2, n_epochs=3) -> pd.DataFrame:
+    """Epoch rows: epoch 1 is warm-up (1000 s, must not leak into any median); steady epochs take
+    base * (128 / batch)^0.5 s with data 40% (GPU) / 10% (CPU), compute 50%; eval 2 s (GPU) / 20 s (CPU);
+    test_acc = 0.1 * epoch + 0.01 * repeat."""
+    rows = []
+    for model, params, cpu_s, gpu_s in [
+        ("resnet50", 25_557_032, 5000.0, 100.0),
+        ("simple_cnn", 500_000, 20, 10),
+    ]:
+        for device, base in (("cpu", cpu_s), ("gpu", gpu_s)):
+            for bs in batch_sizes:
+                for repeat in range(repeats):
+                    for epoch in range(1, n_epochs + 1):
+                        s = 1000.0 if epoch == 1 else base * (128 / bs) ** 0.5
+                        data = 0.4 if device == "gpu" else 0.1
+                        rows.append(
+                            {
+                                "sweep": "s1", "trial": f"{model}/{device}/bs{bs}/r{repeat}", "attempt": 1,
+                                "model": model, "device": device, "batch_size": bs, "pipeline": "loader",
+                                "precision": "fp32", "params": params, "repeat": repeat, "epoch": epoch,
+                                "warmup": epoch == 1, "epoch_s": s, "data_s": data * s, "compute_s": 0.5 * s,
+                                "eval_s": 2.0 if device == "gpu" else 20.0, "images_per_s": 50_000 / s,
+                                "test_acc": 0.1 * epoch + 0.01 * repeat, "extrapolated": False,
+                            }
+                        )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_speedup_vs_params_draws_the_interval_as_error_bars(tmp_path, captured):
+    t = table({"simple_cnn": 1.5, "resnet18": 6.0}).assign(
+        speedup_low=[1.2, math.nan], speedup_high=[1.9, 7.0]
+    )
+    figures.speedup_vs_params(t, tmp_path / "s.png")
+    ax = captured[0].axes[0]
+    [bars] = [c for c in ax.containers if type(c).__name__ == "ErrorbarContainer"]
+    segments = bars.lines[2][0].get_segments()  # only the point with both ends finite
+    assert len(segments) == 1 and [tuple(p) for p in segments[0]] == [(500_000, 1.2), (500_000, 1.9)]
+    assert "95% bootstrap interval (error bars)" in [t.get_text() for t in ax.get_legend().get_texts()]
+    # without interval columns (or all NaN): no error bars, no legend entry
+    figures.speedup_vs_params(table({"simple_cnn": 1.5}), tmp_path / "s2.png")
+    assert not [c for c in captured[1].axes[0].containers if type(c).__name__ == "ErrorbarContainer"]
+
+
+def test_breakdown_table_uses_steady_medians():
+    df = epochs()
+    df.loc[(df["model"] == "simple_cnn") & (df["device"] == "gpu") & (df["repeat"] == 1), "data_s"] = 9.0
+    b = figures.breakdown_table(df).set_index(["model", "device"])
+    gpu = b.loc[("simple_cnn", "gpu")]
+    assert gpu["epoch_s"] == 10.0 and gpu["compute_s"] == 5.0 and gpu["eval_s"] == 2.0
+    assert gpu["data_s"] == np.median([4.0, 4.0, 9.0, 9.0])  # 6.5: both repeats, warm-up excluded
+    assert gpu["other_s"] == 0.0  # 10 - 6.5 - 5 < 0 is clipped
+    assert b.loc[("resnet50", "cpu")]["other_s"] == 5000.0 * 0.4
+
+
+def test_epoch_breakdown_png(tmp_path, captured):
+    path = figures.epoch_breakdown(epochs(), tmp_path / "b.png")
+    assert_png_of_size(path, figures.BREAKDOWN_FIGSIZE)
+    top, bottom = captured[0].axes[:2]
+    # 4 cells x 3 stacked segments: shares of the epoch in %, data first (simple_cnn first: fewer params)
+    heights = [round(p.get_height(), 6) for p in top.patches[:12]]
+    assert heights == [10.0, 50.0, 40.0, 40.0, 50.0, 10.0] * 2
+    assert top.get_ylabel() == "share of epoch time (%)" and top.get_title()
+    assert [round(y, 6) for y in top.get_lines()[0].get_ydata()] == [30.0, 30.0]  # input-bound line
+    legend = [t.get_text() for t in top.get_legend().get_texts()]
+    assert "input-bound: data wait > 30%" in legend and legend[0].startswith("data wait")
+    assert [p.get_height() for p in bottom.patches] == [20.0, 2.0, 20.0, 2.0]
+    assert all(p.get_hatch() for p in bottom.patches) and bottom.get_yscale() == "linear"
+    assert "s" in bottom.get_ylabel() and bottom.get_title()
+    text = all_text(captured[0])
+    assert "5000 s" in text and "10.0 s" in text and "1000" not in text  # warm-up excluded
+
+
+def test_epoch_breakdown_without_epochs_still_writes(tmp_path):
+    path = figures.epoch_breakdown(epochs().iloc[0:0], tmp_path / "b.png")
+    assert path.read_bytes()[:8] == PNG_MAGIC
+
+
+def test_accuracy_per_epoch_png(tmp_path, captured):
+    path = figures.accuracy_per_epoch(epochs(), tmp_path / "a.png")
+    assert_png_of_size(path, figures.FIGSIZE)
+    fig = captured[0]
+    panels = [ax for ax in fig.axes if ax.get_title()]
+    assert [ax.get_title() for ax in panels] == ["simple_cnn", "resnet50"]
+    assert panels[0].get_ylabel() == "test accuracy (%)" and panels[0].get_xlabel() == "epoch"
+    lines = {line.get_label(): line for line in panels[0].get_lines()}
+    assert set(lines) == {"CPU", "GPU"}
+    assert list(lines["GPU"].get_xdata()) == [1, 2, 3]
+    assert np.allclose(lines["GPU"].get_ydata(), [10.5, 20.5, 30.5])  # median of repeats 0 and 1, in %
+    assert lines["CPU"].get_color() == figures.DEVICE_COLORS["cpu"]
+    assert "CPU vs GPU" in fig.get_suptitle()
+
+
+def test_accuracy_without_test_acc_still_writes(tmp_path):
+    path = figures.accuracy_per_epoch(epochs().assign(test_acc=math.nan), tmp_path / "a.png")
+    assert path.read_bytes()[:8] == PNG_MAGIC
+
+
+def test_throughput_is_skipped_with_one_batch_size(tmp_path):
+    df = epochs()
+    assert not figures.throughput_applies(df)
+    assert figures.throughput_vs_batch(df, tmp_path / "t.png") is None
+    assert not (tmp_path / "t.png").exists()
+
+
+def test_throughput_vs_batch_png(tmp_path, captured):
+    df = epochs(batch_sizes=(128, 512))
+    assert figures.throughput_applies(df) and figures.batch_sizes(df) == [128, 512]
+    path = figures.throughput_vs_batch(df, tmp_path / "t.png")
+    assert_png_of_size(path, figures.FIGSIZE)
+    ax = captured[0].axes[0]
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    assert "batch size" in ax.get_xlabel() and "images/s" in ax.get_ylabel() and ax.get_title()
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    assert set(lines) == {"simple_cnn CPU", "simple_cnn GPU", "resnet50 CPU", "resnet50 GPU"}
+    assert list(lines["simple_cnn GPU"].get_xdata()) == [128, 512]
+    assert np.allclose(lines["simple_cnn GPU"].get_ydata(), [5000.0, 10_000.0])  # 50000 / (10 * (128/bs)^.5)
+    assert lines["resnet50 CPU"].get_linestyle() == "--" and lines["resnet50 GPU"].get_linestyle() == "-"

@@ -14,6 +14,7 @@ from orchestrator import figures, report
 from orchestrator.report import build_report, fmt_params, fmt_pct, fmt_seconds, fmt_speedup
 from orchestrator.results import ResultsError, file_key, write_rows
 from orchestrator.stats import bootstrap_speedup_ci
+from trainables.flops import train_flops_per_image
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 WARMUP_S = 1e6  # would dominate any statistic it leaked into
@@ -142,9 +143,13 @@ def test_report_md_has_exact_speedup_and_figures(results, tmp_path):
         assert data[:8] == PNG_MAGIC and len(data) > 10_000
     assert rep.paths == [
         out / "report.md",
+        out / "report.html",
         out / "figures/speedup_vs_params.png",
         out / "figures/epoch_time.png",
-    ]
+        out / "figures/epoch_breakdown.png",
+        out / "figures/accuracy_per_epoch.png",
+    ]  # one batch size: no throughput_vs_batch.png
+    assert not (out / "figures/throughput_vs_batch.png").exists()
     assert [p.name for p in out.iterdir() if p.name.startswith(".")] == []  # staging cleaned up
 
 
@@ -438,3 +443,107 @@ def test_malformed_fidelity_json_names_the_file(results, tmp_path, content):
     with pytest.raises(ResultsError, match="fidelity-gpu.json"):
         build_report([results], tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+# ---- accuracy parity and compute efficiency ------------------------------------------------------------
+
+
+def section(markdown: str, title: str) -> str:
+    return markdown.split(f"\n## {title}\n")[1].split("\n## ")[0]
+
+
+def section_row(markdown: str, title: str, *first: str) -> list[str]:
+    prefix = "| " + " | ".join(first) + " |"
+    lines = [line for line in section(markdown, title).splitlines() if line.startswith(prefix)]
+    assert len(lines) == 1, lines
+    return [c.strip() for c in lines[0].strip("|").split("|")]
+
+
+def test_accuracy_parity_with_three_repeats(tmp_path):
+    # final accuracies CPU 80.0, 80.2, 80.4 and GPU 80.5, 80.7, 80.9 (%): diff +0.50 pp, s = 0.2 each side,
+    # se = sqrt(2 * 0.04 / 3) = 0.163299, df = 4: 95% CI 0.50 +/- 2.776445 * 0.163299 = [+0.05, +0.95];
+    # the 90% interval 0.50 +/- 2.131847 * 0.163299 = [0.152, 0.848] lies inside +/- 1 pp: equivalent
+    d = tmp_path / "s"
+    for r, (cpu, gpu) in enumerate([(0.800, 0.805), (0.802, 0.807), (0.804, 0.809)]):
+        write_run(d, "resnet18", "cpu", [WARMUP_S, 30.0], repeat=r, accs=[0.9, cpu])  # last epoch counts
+        write_run(d, "resnet18", "gpu", [WARMUP_S, 5.0], repeat=r, accs=[0.1, gpu])
+    md = build_report([d], tmp_path / "out").paths[0].read_text()
+    row = section_row(md, "Accuracy parity", "resnet18", "128", "loader", "fp32")
+    assert row[4:] == ["80.20%", "80.70%", "+0.50", "[+0.05, +0.95]", "equivalent", "3/3"]
+    text = " ".join(section(md, "Accuracy parity").split())
+    assert "±1 pp" in text and "Welch t interval" in text and "90% interval" in text
+
+
+def test_accuracy_parity_with_two_repeats_gives_no_verdict(results, tmp_path):
+    # the fixture's resnet18: CPU final 50%, 70% (s^2 = 200, v = 100); GPU 30%, 30% (v = 0): diff -30 pp,
+    # se = 10, df = 100^2 / (100^2 / 1) = 1, t(0.975, 1) = 12.7062: [-157.06, +97.06]
+    md = build_report([results], tmp_path / "out").paths[0].read_text()
+    row = section_row(md, "Accuracy parity", "resnet18")
+    assert row[4:] == ["60.00%", "30.00%", "-30.00", "[-157.06, +97.06]", "n<3", "2/2"]
+    assert "| resnet50 |" not in section(md, "Accuracy parity")  # CPU only: nothing to compare
+
+
+def test_compute_efficiency_per_cell(results, tmp_path):
+    md = build_report([results], tmp_path / "out").paths[0].read_text()
+    gflop = train_flops_per_image("resnet18") / 1e9  # ~0.217 GFLOP per training image at 32x32
+    # images/s = 50,000 / epoch_s over the steady epochs: GPU 50,000 / (4, 6, 5, 7) -> median of
+    # 12500, 8333.3, 10000, 7142.9 = 9166.7; CPU 50,000 / (30, 34, 32, 40) -> median 1516.5
+    gpu_ips = (50_000 / 6 + 50_000 / 5) / 2
+    cpu_ips = (50_000 / 34 + 50_000 / 32) / 2
+    gpu = section_row(md, "Compute efficiency", "resnet18", "128", "loader", "fp32", "GPU")
+    achieved = gflop * gpu_ips / 1000
+    assert gpu[5:] == [
+        "NVIDIA H200",
+        fmt_seconds(gflop),
+        fmt_seconds(gpu_ips),
+        fmt_seconds(achieved),
+        "67 (FP32)",  # fp32 -> the H200's FP32 non-tensor peak
+        fmt_pct(achieved / 67),
+    ]
+    assert 1.9 < achieved < 2.1 and fmt_pct(achieved / 67) == "3.0%"
+    cpu = section_row(md, "Compute efficiency", "resnet18", "128", "loader", "fp32", "CPU")
+    assert cpu[5:] == ["Xeon 8480+", fmt_seconds(gflop), fmt_seconds(cpu_ips)]  + [
+        fmt_seconds(gflop * cpu_ips / 1000), "—", "—",
+    ]  # fmt: skip
+    assert "TF32" in section(md, "Compute efficiency")  # the fp32 caveat is stated
+
+
+def test_parity_and_efficiency_with_one_device_and_missing_columns(tmp_path):
+    # an older or partial result: no throughput, no device name, no accuracy recorded
+    d = tmp_path / "s"
+    missing = {"images_per_s": None, "device_name": None, "test_acc": None}
+    write_run(d, "resnet50", "gpu", [WARMUP_S, 9.0], epoch_over=missing, precision="amp")
+    write_run(d, "simple_cnn", "gpu", [WARMUP_S, 2.0], precision="amp")
+    md = build_report([d], tmp_path / "out").paths[0].read_text()
+    assert section_row(md, "Compute efficiency", "simple_cnn")[9] == "989.5 (BF16)"  # amp: the BF16 peak
+    assert "nothing to compare" in section(md, "Accuracy parity")
+    row = section_row(md, "Compute efficiency", "resnet50", "128", "loader", "amp", "GPU")
+    assert row[5] == "—" and row[7:] == ["—", "—", "—", "—"]
+    assert float(row[6]) == pytest.approx(train_flops_per_image("resnet50") / 1e9, rel=0.01)
+
+
+# ---- "What this shows" and the figure list --------------------------------------------------------------
+
+
+def test_what_this_shows_follows_the_table(results, tmp_path):
+    md = build_report([results], tmp_path / "out").paths[0].read_text()
+    assert md.index("\n## Results\n") < md.index("\n## What this shows\n") < md.index("\n## Figures\n")
+    shows = md.split("\n## What this shows\n")[1].split("\n## ")[0]
+    assert "The one cell measured on both devices, resnet18, has a speedup of 6.00x." in shows
+    figures_md = md.split("\n## Figures\n")[1].split("\n## ")[0]
+    for key, path in report.FIGURES.items():
+        assert (f"]({path})" in figures_md) == (key != "throughput")  # one batch size: no throughput figure
+        assert (report.CAPTIONS[key][1] in figures_md) == (key != "throughput")
+
+
+def test_throughput_figure_only_with_several_batch_sizes(results, tmp_path):
+    out = tmp_path / "out"
+    other = tmp_path / "results" / "s2"
+    write_run(other, "resnet18", "gpu", [WARMUP_S, 3.0], sweep="s2", batch_size=512)
+    build_report([results, other], out)
+    md = (out / "report.md").read_text()
+    assert "](figures/throughput_vs_batch.png)" in md
+    assert (out / "figures/throughput_vs_batch.png").read_bytes()[:8] == PNG_MAGIC
+    build_report([results], out)  # one batch size again: the stale figure goes with its listing
+    assert "throughput_vs_batch" not in (out / "report.md").read_text()
+    assert not (out / "figures/throughput_vs_batch.png").exists()

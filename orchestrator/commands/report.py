@@ -1,7 +1,8 @@
-"""`benchctl report RESULTS_DIR...`: speedup table in the terminal, report.md + figures on disk.
+"""`benchctl report RESULTS_DIR...`: speedup table in the terminal; report.md, report.html + figures on disk.
 
-benchctl report results/s1                 # writes results/s1/report/
+benchctl report results/s1                 # writes results/s1/report/ (report.md, report.html, figures/)
 benchctl report results/a results/b --out cmp/
+benchctl report results/s1 --format html   # only the self-contained report.html (and figures/)
 benchctl report results/s1 --json | jq '.[] | {model, speedup}'
 """
 
@@ -12,7 +13,8 @@ from typing import Annotated
 
 import typer
 
-from orchestrator.report import build_report, table_json
+from orchestrator.report import ReportFormat, build_report, table_json
+from orchestrator.spec import parse_choices
 
 
 def report(
@@ -20,15 +22,25 @@ def report(
     out: Annotated[
         Path | None, typer.Option(help="Where report.md and figures/ go (default: RESULTS/report).")
     ] = None,
+    formats: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="Comma list of documents to write: md (report.md), html (report.html, self-contained: "
+            "figures embedded, opens offline). Figures are always written.",
+        ),
+    ] = "md,html",
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the speedup table as JSON (files are still written).")
     ] = False,
 ) -> None:
-    """Turn sweep results into a speedup table, report.md and figures."""
+    """Turn sweep results into a speedup table, report.md / report.html and figures."""
+    chosen = parse_choices(formats, ReportFormat, "--format")  # one-line error, exit 2, before any reading
     out_dir = out or results[0] / "report"
-    built = build_report(results, out_dir)
+    built = build_report(results, out_dir, formats=chosen)
     if as_json:
         typer.echo(table_json(built.table))  # stdout holds only the JSON
         return
     typer.echo(built.terminal_text)
-    typer.echo(f"\nwrote {out_dir / 'report.md'} and {out_dir / 'figures'}/")
+    docs = " and ".join(str(p) for p in built.paths if p.parent == out_dir)
+    typer.echo(f"\nwrote {docs} and {out_dir / 'figures'}/")

@@ -1,0 +1,148 @@
+""" "What this shows": a short paragraph written from the speedup table, for the top of report.md.
+
+    from orchestrator.narrative import what_this_shows
+    print(what_this_shows(speedup_table(epochs)))
+
+A pure function of the table (orchestrator.stats.speedup_table): no I/O, no randomness. Each sentence
+comes from one helper that returns "" when its condition does not hold:
+    range        the spread of speedups over the cells measured on both devices, and the largest
+    slower       cells where the GPU was slower than the CPU (speedup < 1)
+    input-bound  cells whose GPU data-wait share exceeds stats.INPUT_BOUND_SHARE
+    trend        per (batch, pipeline, precision) with 2+ paired models: does speedup grow with
+                 parameter count (strictly, in params order), compared with the paper's rising points
+    flagged      cells whose epoch times carry a timing flag (noisy, extrapolated, ...)
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from orchestrator.stats import INPUT_BOUND_SHARE, PAPER_POINTS, fmt_pct, fmt_speedup, is_missing
+
+CONFIG = ["batch_size", "pipeline", "precision"]
+# Flags that make an epoch time (and so a speedup) less certain; partial-eval concerns accuracy only.
+TIMING_FLAGS = ("noisy", "extrapolated", "warm-up only", "single-sample", "mixed")
+PAPER_TREND = " → ".join(stated.split(" ")[0] for *_, stated in PAPER_POINTS)  # "~2x → >7x → 40.6x"
+
+
+def _config(r) -> str:
+    return f"batch {r.batch_size}, {r.pipeline}, {r.precision}"
+
+
+def _namer(table: pd.DataFrame):
+    """Cell names: the model alone when the table holds one (batch, pipeline, precision) config, else
+    model/bsN/pipeline/precision (the trial-name style)."""
+    several = len(table[CONFIG].drop_duplicates()) > 1 if len(table) else False
+    return lambda r: f"{r.model}/bs{r.batch_size}/{r.pipeline}/{r.precision}" if several else str(r.model)
+
+
+def _join(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _paired(table: pd.DataFrame) -> pd.DataFrame:
+    values = pd.to_numeric(table["speedup"], errors="coerce")
+    return table[values.notna().to_numpy() & (values > 0).to_numpy()]
+
+
+def range_sentence(table: pd.DataFrame) -> str:
+    paired, name = _paired(table), _namer(table)
+    if paired.empty:
+        return "No cell was measured on both CPU and GPU, so these results give no speedup."
+    if len(paired) == 1:
+        r = next(paired.itertuples())
+        return f"The one cell measured on both devices, {name(r)}, has a speedup of {fmt_speedup(r.speedup)}."
+    ordered = paired.sort_values("speedup", kind="stable")
+    low, high = next(ordered.head(1).itertuples()), next(ordered.tail(1).itertuples())
+    return (
+        f"Across the {len(paired)} cells measured on both devices, the GPU speedup ranges from "
+        f"{fmt_speedup(low.speedup)} for {name(low)} to {fmt_speedup(high.speedup)} for {name(high)}; "
+        f"{high.model} has the largest."
+    )
+
+
+def slower_sentence(table: pd.DataFrame) -> str:
+    paired, name = _paired(table), _namer(table)
+    slower = [f"{name(r)} ({fmt_speedup(r.speedup)})" for r in paired.itertuples() if r.speedup < 1]
+    return f"The GPU was slower than the CPU for {_join(slower)}." if slower else ""
+
+
+def input_bound_sentence(table: pd.DataFrame) -> str:
+    name = _namer(table)
+    bound = [
+        f"{name(r)} ({fmt_pct(r.gpu_data_share, 0)})"
+        for r in table.itertuples()
+        if not is_missing(r.gpu_data_share) and float(r.gpu_data_share) > INPUT_BOUND_SHARE
+    ]
+    if not bound:
+        return ""
+    return (
+        f"The GPU waited for input more than {INPUT_BOUND_SHARE:.0%} of the epoch in {_join(bound)}: "
+        f"{'this cell is' if len(bound) == 1 else 'these cells are'} input-bound, so "
+        f"{'its' if len(bound) == 1 else 'their'} speedup is limited by the input pipeline, not the device."
+    )
+
+
+def trend_sentences(table: pd.DataFrame) -> list[str]:
+    """Over each config with 2+ paired models of different sizes: one sentence for the configs where
+    speedup grows strictly with parameter count, one for those where it does not; none when no config
+    has two sizes to compare."""
+    paired = _paired(table)
+    several = len(paired[CONFIG].drop_duplicates()) > 1
+    grows, not_grows = [], []
+    for _key, g in paired.groupby(CONFIG, sort=True):
+        g = g.sort_values(["params", "model"], kind="stable")
+        if g["params"].nunique() < 2:
+            continue
+        steps = " → ".join(f"{r.model} {fmt_speedup(r.speedup)}" for r in g.itertuples())
+        where = f"at {_config(next(g.itertuples()))} ({steps})" if several else f"({steps})"
+        speedups = g["speedup"].astype(float).tolist()
+        increasing = all(b > a for a, b in zip(speedups, speedups[1:], strict=False))
+        (grows if increasing else not_grows).append(where)
+    out = []
+    if grows:
+        out.append(f"Speedup grows with parameter count {_join(grows)}, as in the paper ({PAPER_TREND}).")
+    if not_grows:
+        out.append(
+            f"Speedup does not grow steadily with parameter count {_join(not_grows)}, unlike the paper, "
+            f"where it rises with model size ({PAPER_TREND})."
+        )
+    return out
+
+
+def flagged_sentence(table: pd.DataFrame) -> str:
+    """Timing flags (TIMING_FLAGS) with the cells that carry them; flags carried by the same cells are
+    named together, and a set covering every row of the table is called "all N cells"."""
+    name = _namer(table)
+    cells: dict[str, list[str]] = {}  # flag -> cell names, in table order
+    for r in table.itertuples():
+        for flag in str(r.flags or "").split(", "):
+            if flag.startswith(TIMING_FLAGS):
+                cells.setdefault(flag, []).append(name(r))
+    if not cells:
+        return ""
+    groups: dict[tuple[str, ...], list[str]] = {}  # cell names -> the flags they all carry
+    for flag, names in cells.items():
+        groups.setdefault(tuple(names), []).append(flag)
+    parts = [
+        f"{_join(flags)} in "
+        + (f"all {len(table)} cells" if len(names) == len(table) > 1 else _join(list(names)))
+        for names, flags in groups.items()
+    ]
+    return f"Some epoch times are less certain: {'; '.join(parts)} (see How to read this and Notes)."
+
+
+def what_this_shows(table: pd.DataFrame) -> str:
+    """The paragraph: the sentences above that apply, in that order, space-joined."""
+    sentences = [
+        range_sentence(table),
+        slower_sentence(table),
+        input_bound_sentence(table),
+        *trend_sentences(table),
+        flagged_sentence(table),
+    ]
+    return " ".join(s for s in sentences if s)
+
+
+def section(table: pd.DataFrame) -> str:
+    return "## What this shows\n\n" + what_this_shows(table) + "\n"

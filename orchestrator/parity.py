@@ -1,0 +1,173 @@
+"""Accuracy parity: does training on the GPU reach the same final test accuracy as on the CPU?
+
+    from orchestrator.parity import parity_table
+    print(parity_table(ok_epochs(epochs, trials)))   # one row per (model, batch_size, pipeline, precision)
+
+Definitions (printed in report.md):
+    final accuracy = test_acc of the last epoch (max epoch) of one run (sweep, trial, attempt), in percent
+    diff           = mean(GPU final accuracies) - mean(CPU final accuracies), in percentage points (pp)
+    95% CI         = Welch t interval of diff over the runs (repeats) of each side:
+                     diff +/- t(1 - (1 - PARITY_CONFIDENCE) / 2, df) * se,  se = sqrt(s_c^2/n_c + s_g^2/n_g),
+                     df = se^4 / ((s_c^2/n_c)^2 / (n_c - 1) + (s_g^2/n_g)^2 / (n_g - 1))
+                     (Welch-Satterthwaite), s^2 the sample variance (ddof 1); needs >= 2 runs per side
+    verdict        = TOST (two one-sided Welch t tests) at +/- EQUIVALENCE_MARGIN_PP, level TOST_ALPHA, when
+                     each side has >= MIN_REPEATS runs: "equivalent" when both
+                         p_low  = P(T_df >= (diff + margin) / se)   (H0: diff <= -margin)
+                         p_high = P(T_df <= (diff - margin) / se)   (H0: diff >= +margin)
+                     are < TOST_ALPHA, i.e. when the (1 - 2 * TOST_ALPHA) = 90% interval lies inside
+                     (-margin, +margin); else "not shown equivalent" (not evidence of a difference: an
+                     interval too wide says only that more repeats are needed). "n<3" when a side has
+                     fewer runs. When every run of both sides has the same accuracy (se = 0) the
+                     difference is exact: "equivalent" iff |diff| < margin.
+
+Student-t probabilities come from the regularized incomplete beta function of mpmath (a dependency of
+torch through sympy, listed in pyproject): t_cdf(x) = 1 - I_{df/(df+x^2)}(df/2, 1/2) / 2 for x >= 0.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import mpmath
+import numpy as np
+import pandas as pd
+
+from orchestrator.stats import PAIR, RUN
+
+EQUIVALENCE_MARGIN_PP = 1.0  # GPU and CPU accuracy count as equivalent within +/- 1 percentage point
+PARITY_CONFIDENCE = 0.95  # the confidence level of the interval shown
+TOST_ALPHA = 0.05  # level of each one-sided test of the equivalence verdict
+MIN_REPEATS = 3  # runs per side below which no verdict is given
+EQUIVALENT, NOT_SHOWN, TOO_FEW = "equivalent", "not shown equivalent", f"n<{MIN_REPEATS}"
+
+
+def t_cdf(x: float, df: float) -> float:
+    """P(T <= x) for Student's t with df > 0 degrees of freedom (df may be fractional):
+    1 - I_{df/(df+x^2)}(df/2, 1/2) / 2 for x >= 0, and 1 - t_cdf(-x) for x < 0."""
+    if not df > 0:
+        raise ValueError(f"df must be > 0, got {df}")
+    if math.isinf(x):
+        return 1.0 if x > 0 else 0.0
+    tail = 0.5 * float(mpmath.betainc(df / 2, 0.5, 0, df / (df + x * x), regularized=True))
+    return 1.0 - tail if x >= 0 else tail
+
+
+def t_quantile(p: float, df: float) -> float:
+    """The x with t_cdf(x, df) == p, by bisection to 1e-12 relative (0 < p < 1)."""
+    if not 0 < p < 1:
+        raise ValueError(f"p must be in (0, 1), got {p}")
+    if p < 0.5:
+        return -t_quantile(1 - p, df)
+    low, high = 0.0, 1.0
+    while t_cdf(high, df) < p:
+        low, high = high, 2 * high
+    while high - low > 1e-12 * high:
+        mid = (low + high) / 2
+        low, high = (mid, high) if t_cdf(mid, df) < p else (low, mid)
+    return (low + high) / 2
+
+
+@dataclass(frozen=True)
+class Welch:
+    diff: float  # mean(gpu) - mean(cpu)
+    se: float  # sqrt(s_c^2/n_c + s_g^2/n_g)
+    df: float  # Welch-Satterthwaite degrees of freedom (inf when se == 0)
+    low: float  # the PARITY_CONFIDENCE interval of diff
+    high: float
+
+
+def welch(cpu, gpu, confidence: float = PARITY_CONFIDENCE) -> Welch:
+    """Welch t interval of diff = mean(gpu) - mean(cpu), in the unit of the samples (see the module
+    docstring). Nulls are ignored; NaN interval (and se, df) when a side has fewer than 2 samples; a zero
+    interval at diff when both sides have no spread (se = 0)."""
+    c, g = _clean(cpu), _clean(gpu)
+    if not (len(c) and len(g)):
+        return Welch(math.nan, math.nan, math.nan, math.nan, math.nan)
+    diff = float(g.mean() - c.mean())
+    if len(c) < 2 or len(g) < 2:
+        return Welch(diff, math.nan, math.nan, math.nan, math.nan)
+    vc, vg = c.var(ddof=1) / len(c), g.var(ddof=1) / len(g)
+    se = math.sqrt(vc + vg)
+    if se == 0:
+        return Welch(diff, 0.0, math.inf, diff, diff)
+    df = (vc + vg) ** 2 / (vc**2 / (len(c) - 1) + vg**2 / (len(g) - 1))
+    half = t_quantile((1 + confidence) / 2, df) * se
+    return Welch(diff, se, df, diff - half, diff + half)
+
+
+def tost_p(cpu, gpu, margin: float = EQUIVALENCE_MARGIN_PP) -> float:
+    """max(p_low, p_high) of the two one-sided Welch t tests of |mean(gpu) - mean(cpu)| < margin (module
+    docstring); 0.0 or 1.0 when se == 0 (the difference is exact), NaN when a side has < 2 samples."""
+    w = welch(cpu, gpu)
+    if math.isnan(w.se):
+        return math.nan
+    if w.se == 0:
+        return 0.0 if abs(w.diff) < margin else 1.0
+    p_low = 1 - t_cdf((w.diff + margin) / w.se, w.df)
+    p_high = t_cdf((w.diff - margin) / w.se, w.df)
+    return max(p_low, p_high)
+
+
+def verdict(cpu, gpu, margin: float = EQUIVALENCE_MARGIN_PP, alpha: float = TOST_ALPHA) -> str:
+    """ "equivalent" when tost_p(cpu, gpu, margin) < alpha, "not shown equivalent" otherwise, "n<3" when a
+    side has fewer than MIN_REPEATS samples."""
+    if min(len(_clean(cpu)), len(_clean(gpu))) < MIN_REPEATS:
+        return TOO_FEW
+    return EQUIVALENT if tost_p(cpu, gpu, margin) < alpha else NOT_SHOWN
+
+
+def _clean(values) -> np.ndarray:
+    arr = np.atleast_1d(np.asarray(values, dtype=float))
+    return arr[~np.isnan(arr)]
+
+
+def final_accuracies(epochs: pd.DataFrame) -> pd.DataFrame:
+    """One row per run (sweep, trial, attempt): PAIR + device + final_acc_pct = 100 * test_acc of the
+    run's last epoch (max epoch); runs whose last test_acc is missing are dropped."""
+    columns = PAIR + ["device"] + RUN + ["final_acc_pct"]
+    if epochs.empty or "test_acc" not in epochs:
+        return pd.DataFrame(columns=columns)
+    last = epochs.sort_values("epoch", kind="stable").groupby(RUN, dropna=False).tail(1)
+    last = last.assign(final_acc_pct=100 * pd.to_numeric(last["test_acc"], errors="coerce").astype(float))
+    return last.dropna(subset=["final_acc_pct"])[columns].reset_index(drop=True)
+
+
+def parity_table(epochs: pd.DataFrame) -> pd.DataFrame:
+    """One row per (model, batch_size, pipeline, precision) measured on both CPU and GPU:
+
+    cpu_acc_pct, gpu_acc_pct   mean final accuracy over the side's runs, in percent
+    diff_pp                    gpu_acc_pct - cpu_acc_pct
+    ci_low_pp, ci_high_pp      welch(cpu, gpu): the PARITY_CONFIDENCE interval (NaN with < 2 runs a side)
+    tost_p                     tost_p(cpu, gpu) (NaN with < 2 runs a side)
+    verdict                    verdict(cpu, gpu): "equivalent", "not shown equivalent" or "n<3"
+    cpu_n, gpu_n               runs per side
+
+    Pass successful epochs (stats.ok_epochs). Pairs measured on one device only are left out."""
+    columns = PAIR + [
+        "cpu_acc_pct", "gpu_acc_pct", "diff_pp", "ci_low_pp", "ci_high_pp", "tost_p", "verdict", "cpu_n",
+        "gpu_n",
+    ]  # fmt: skip
+    finals = final_accuracies(epochs)
+    rows = []
+    for key, g in finals.groupby(PAIR, dropna=False, sort=True):
+        cpu = g.loc[g["device"] == "cpu", "final_acc_pct"].to_numpy()
+        gpu = g.loc[g["device"] == "gpu", "final_acc_pct"].to_numpy()
+        if not (len(cpu) and len(gpu)):
+            continue
+        w = welch(cpu, gpu)
+        rows.append(
+            dict(
+                zip(PAIR, key, strict=True),
+                cpu_acc_pct=float(cpu.mean()),
+                gpu_acc_pct=float(gpu.mean()),
+                diff_pp=w.diff,
+                ci_low_pp=w.low,
+                ci_high_pp=w.high,
+                tost_p=tost_p(cpu, gpu),
+                verdict=verdict(cpu, gpu),
+                cpu_n=len(cpu),
+                gpu_n=len(gpu),
+            )
+        )
+    return pd.DataFrame(rows, columns=columns)
