@@ -157,6 +157,8 @@ HOW_TO_READ = f"""## How to read this
   {INPUT_BOUND_SHARE:.0%} is called **input-bound**.
 - **extrapolated** = the epoch was capped with `--max-steps` and its time scaled to a full epoch.
   **partial-eval** = accuracy comes from a capped test pass (part of the test set).
+  **overlapped** = a run of that side shared its host with another trial while it ran (`--placement
+  packed` or `partitioned`; the trials table's `overlapped_with` names them): its time may be distorted.
 - Accuracy is the test accuracy after the last epoch, averaged over repeats; the test pass is not timed
   inside the epoch time.
 - **GPU J/epoch** = median GPU energy per epoch from NVML's energy counter (the GPU board only), scaled

@@ -57,13 +57,17 @@ PAPER_POINTS = [
 
 def ok_epochs(epochs: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFrame:
     """Epoch rows minus those of attempts the trials table marks status == "error", deduplicated on
-    (sweep, trial, attempt, epoch) so a results dir passed twice is not counted twice."""
+    (sweep, trial, attempt, epoch) so a results dir passed twice is not counted twice. Each row gains
+    its attempt's `overlapped_with` (other trials on its host meanwhile; null if none or not recorded)."""
     out = epochs
     if not trials.empty and not epochs.empty:
         bad = trials.loc[trials["status"] == "error", RUN].drop_duplicates()
         if not bad.empty:
             marked = out.merge(bad.assign(_bad=True), on=RUN, how="left")
             out = out[marked["_bad"].isna().to_numpy()]
+        if "overlapped_with" in trials and "overlapped_with" not in out:
+            overlap = trials[RUN + ["overlapped_with"]].drop_duplicates(subset=RUN)
+            out = out.merge(overlap, on=RUN, how="left")
     return out.drop_duplicates(subset=RUN + ["epoch"]).reset_index(drop=True)
 
 
@@ -138,6 +142,7 @@ def cell_summary(epochs: pd.DataFrame) -> pd.DataFrame:
     extrapolated  any steady epoch was capped (--max-steps) and scaled to a full epoch
     eval_partial  any epoch's test pass was capped (accuracy from a subset of the test set)
     warmup_only   the median uses warm-up epochs because no steady epoch exists
+    overlapped    any run of the cell shared its host with another trial (placement packed/partitioned)
     mixed         settings in _MUST_MATCH that differ inside the cell ("" if none)
     device_names, hosts   distinct values, comma-joined
 
@@ -155,7 +160,7 @@ def cell_summary(epochs: pd.DataFrame) -> pd.DataFrame:
     """
     columns = CELL + [
         "params", "epoch_s", "epoch_s_iqr", "n", "runs", "data_share", "test_acc", "extrapolated",
-        "eval_partial", "warmup_only", "mixed", "device_names", "hosts", "gpu_energy_j", "cpu_energy_j",
+        "eval_partial", "warmup_only", "overlapped", "mixed", "device_names", "hosts", "gpu_energy_j", "cpu_energy_j",
         "gpu_util_pct", "gpu_j_per_image", "cpu_j_per_image", "energy_j", "energy_scope",
         "energy_j_per_image",
     ]  # fmt: skip
@@ -182,6 +187,7 @@ def cell_summary(epochs: pd.DataFrame) -> pd.DataFrame:
                 extrapolated=bool(g["extrapolated"].fillna(False).any()),
                 eval_partial=bool(epochs.loc[_select(epochs, CELL, key), "eval_partial"].fillna(False).any()),
                 warmup_only=bool(g["warmup_only"].all()),
+                overlapped=bool("overlapped_with" in g and g["overlapped_with"].notna().any()),
                 mixed=", ".join(mixed),
                 device_names=_names(g["device_name"]),
                 hosts=_names(g["host"]),
@@ -299,6 +305,8 @@ def _flags(side: str, row: pd.Series | None) -> list[str]:
         flags.append(f"warm-up only ({side})")
     if row["eval_partial"]:
         flags.append(f"partial-eval ({side})")
+    if row.get("overlapped", False):
+        flags.append(f"overlapped ({side})")
     if row["mixed"]:
         flags.append(f"mixed {row['mixed']} ({side})")
     if is_noisy(row["epoch_s_iqr"], row["epoch_s"]):

@@ -474,3 +474,13 @@ def test_fmt_speedup_ci():
     assert fmt_speedup_ci(7.123, 6.8, 7.4) == "7.12x [6.80–7.40]"
     assert fmt_speedup_ci(7.123, float("nan"), float("nan")) == "7.12x"
     assert fmt_speedup_ci(float("nan"), float("nan"), float("nan")) == "—"
+
+
+def test_overlapped_flag_comes_from_the_trials_table():
+    epochs = frame(run_rows(device="cpu"), run_rows(device="gpu", epoch_s=(WARMUP_S, 4.0)))
+    runs = epochs.drop_duplicates("trial")[["sweep", "trial", "attempt"]]
+    trials = runs.assign(status="ok", overlapped_with=[None, "other/cell/r0"])  # only the gpu run shared
+    flags = speedup_table(ok_epochs(epochs, trials)).iloc[0]["flags"]
+    assert "overlapped (gpu)" in flags and "overlapped (cpu)" not in flags
+    alone = trials.assign(overlapped_with=None)
+    assert "overlapped" not in speedup_table(ok_epochs(epochs, alone)).iloc[0]["flags"]
