@@ -187,7 +187,10 @@ def connect_local() -> None:
     # preempts a timed trial; measured here, that cost CPU trials ~8% of their images/s.
     # A local raylet inherits this variable; lab nodes set it in `ray start`'s environment.
     os.environ.setdefault("RAY_worker_niceness", "0")
+    # address="local": always a fresh instance of our own. Without it ray.init() joins whatever
+    # /tmp/ray/ray_current_cluster names (any earlier `ray start` on this machine, even a dead one).
     ray.init(
+        address="local",
         include_dashboard=False,
         _node_ip_address="127.0.0.1",
         logging_level=logging.ERROR,

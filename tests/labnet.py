@@ -231,5 +231,10 @@ class LabNet:
             _ip("netns", "del", host["ns"], check=False)
             _ip("link", "del", host["veth"], check=False)
         _ip("link", "del", self.bridge, check=False)
+        # the root namespace's `ray start` recorded the lab as "the current cluster" for later
+        # ray.init() calls on this machine; forget it
+        current = Path("/tmp/ray/ray_current_cluster")
+        if current.is_file() and current.read_text().startswith(f"{self.subnet}."):
+            current.unlink()
         if self.root_tmp:
             shutil.rmtree(self.root_tmp, ignore_errors=True)

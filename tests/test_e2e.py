@@ -132,3 +132,46 @@ def test_ctrl_c_stops_the_sweep_with_exit_130(tmp_path):
         proc.kill()
     assert "interrupted" in proc.stderr.read()
     assert not list((tmp_path / "int").glob("epochs/*.parquet"))  # the cut-off attempt left no rows
+
+
+def test_partitioned_trials_share_the_node_on_disjoint_pinned_cores(tmp_path):
+    # 2 local cores: partitioned gives each cpu cell half the node, so two trials run at once
+    args = [
+        "sweep",
+        "--models",
+        "simple_cnn",
+        "--devices",
+        "cpu",
+        "--placement",
+        "partitioned",
+        "--repeats",
+        "2",
+    ]
+    quick = [a if a != "3" else "12" for a in QUICK]  # --max-steps 12: long enough to overlap
+    result = runner.invoke(app, [*args, *quick, "--out", str(tmp_path), "--name", "part"])
+    assert result.exit_code == 0, result.output
+    _, trials = read_results(tmp_path / "part")
+    assert (trials.placement == "partitioned").all() and (trials.cpu_share == 1).all()
+    assert trials.cpu_affinity.notna().all() and trials.cpu_affinity.nunique() == 2  # one core each
+    assert (trials.torch_threads + trials.data_workers <= 1 + trials.data_workers).all()
+    assert trials.overlapped_with.notna().all()  # each names the other
+    report = runner.invoke(app, ["report", str(tmp_path / "part"), "--format", "md"])
+    assert report.exit_code == 0
+
+
+def test_a_stale_ray_start_on_this_machine_does_not_capture_a_local_sweep(tmp_path, monkeypatch):
+    # `ray start` leaves <ray tmp>/ray_current_cluster behind; plain ray.init() would try to join it
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    ray_tmp = Path(tempfile.mkdtemp(prefix="bcst", dir="/tmp"))  # short: Ray's socket paths are limited
+    try:
+        (ray_tmp / "ray").mkdir()
+        (ray_tmp / "ray" / "ray_current_cluster").write_text("127.0.0.1:1")  # nothing listens there
+        monkeypatch.setenv("RAY_TMPDIR", str(ray_tmp))
+        args = ["sweep", "--models", "simple_cnn", "--devices", "cpu", *QUICK, "--epochs", "1"]
+        result = runner.invoke(app, [*args, "--out", str(tmp_path), "--name", "stale"])
+        assert result.exit_code == 0, result.output + str(result.exception)
+    finally:
+        shutil.rmtree(ray_tmp, ignore_errors=True)
