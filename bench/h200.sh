@@ -2,7 +2,8 @@
 # The H200 reference runs, one device call per step (each fits the device tool's 10-minute limit).
 # On the GPU machine, from the project root, with Ray from the device bundle:
 #   source .devbundle/setup.sh && bash bench/h200.sh fidelity-small "$OUT"   # simple_cnn, resnet18: gpu
-#   source .devbundle/setup.sh && bash bench/h200.sh fidelity-large "$OUT"   # resnet50: gpu; cpu at bs512
+#   source .devbundle/setup.sh && bash bench/h200.sh fidelity-large "$OUT"   # resnet50: gpu
+#   source .devbundle/setup.sh && bash bench/h200.sh diag "$OUT"             # where a fidelity gap comes from
 #   source .devbundle/setup.sh && bash bench/h200.sh fidelity-cpu "$OUT"     # cpu cells; resnet50 gpu ref
 # Each step leaves OUT/<step>.tar.gz (results directories incl. fidelity JSON) and OUT/<step>.log.
 # Fidelity cells use 25,000 training images and 4 epochs (3 steady) so that benchctl, the plain loop
@@ -26,12 +27,25 @@ fid() { timeout "$1" python bench/fidelity.py "${@:2}"; }
         --batch-size 128 --epochs 4 --train-size 25000
       fid 330 "$res/fid-gpu-small" --device gpu --plain-repeats 2 --direct
       ;;
-    fidelity-large)  # resnet50 on the GPU (plain loop twice), then the CPU cells at batch 512
+    diag)  # why GPU cells missed the bar: the plain loop bare, with Ray's OMP_NUM_THREADS, inside a bare
+      # Ray task, then benchctl, then the plain loop again (drift), per cell
+      P="python bench/plain_loop.py --device gpu --batch-size 128 --epochs 4 --train-size 25000"
+      for cell in "simple_cnn loader 2" "resnet18 resident 0"; do
+        set -- $cell
+        A="--model $1 --pipeline $2 --workers $3 --threads 1"
+        echo "== diag plain $1 $2"; $P $A
+        echo "== diag plain-omp$((1 + $3)) $1 $2"; OMP_NUM_THREADS=$((1 + $3)) $P $A
+        echo "== diag ray-task $1 $2"; python bench/ray_plain.py --cpus $((1 + $3)) --gpus 1 -- \
+          --device gpu --batch-size 128 --epochs 4 --train-size 25000 $A
+        bc --name "diag-$1-$2" --models "$1" --devices gpu --pipeline "$2" --batch-size 128 --epochs 4 \
+          --train-size 25000
+        echo "== diag plain-again $1 $2"; $P $A
+      done
+      ;;
+    fidelity-large)  # resnet50 on the GPU against the plain loop
       bc --name fid-gpu-large --models resnet50 --devices gpu --pipeline loader,resident \
         --batch-size 128 --epochs 4 --train-size 25000
       fid 200 "$res/fid-gpu-large" --device gpu --plain-repeats 2
-      bc --name ref-cpu-512 --models simple_cnn,resnet18,resnet50 --devices cpu --pipeline loader,resident \
-        --batch-size 512 --epochs 2 --max-steps 8 --max-eval-steps 1
       ;;
     fidelity-cpu)  # the CPU cells against the plain loop, then the GPU reference cells still missing
       bc --name fid-cpu --models simple_cnn,resnet18,resnet50 --devices cpu --pipeline loader,resident \
