@@ -160,8 +160,8 @@ def cell_summary(epochs: pd.DataFrame) -> pd.DataFrame:
     """
     columns = CELL + [
         "params", "epoch_s", "epoch_s_iqr", "n", "runs", "data_share", "test_acc", "extrapolated",
-        "eval_partial", "warmup_only", "overlapped", "mixed", "device_names", "hosts", "gpu_energy_j", "cpu_energy_j",
-        "gpu_util_pct", "gpu_j_per_image", "cpu_j_per_image", "energy_j", "energy_scope",
+        "eval_partial", "warmup_only", "overlapped", "mixed", "device_names", "hosts", "gpu_energy_j",
+        "cpu_energy_j", "gpu_util_pct", "gpu_j_per_image", "cpu_j_per_image", "energy_j", "energy_scope",
         "energy_j_per_image",
     ]  # fmt: skip
     if epochs.empty:

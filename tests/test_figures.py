@@ -1,4 +1,4 @@
-"""orchestrator.figures writes real, non-blank PNGs and labels devices correctly.
+"""orchestrator.figures and orchestrator.epoch_figures write real, non-blank PNGs and label devices correctly.
 
 .venv/bin/pytest -q tests/test_figures.py
 """
@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from orchestrator import figures
+from orchestrator import epoch_figures, figures
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -71,13 +71,14 @@ def assert_real_png(path):
 def captured(monkeypatch):
     """The figure each call saved, for checking what was drawn (saving still happens)."""
     figs = []
-    original = figures._save
+    original = figures.save
 
     def keep(fig, path, **kwargs):
         figs.append(fig)
         return original(fig, path, **kwargs)
 
-    monkeypatch.setattr(figures, "_save", keep)
+    for module in (figures, epoch_figures):  # epoch_figures imported `save` by name
+        monkeypatch.setattr(module, "save", keep)
     return figs
 
 
@@ -217,7 +218,7 @@ def test_speedup_vs_params_draws_the_interval_as_error_bars(tmp_path, captured):
 def test_breakdown_table_uses_steady_medians():
     df = epochs()
     df.loc[(df["model"] == "simple_cnn") & (df["device"] == "gpu") & (df["repeat"] == 1), "data_s"] = 9.0
-    b = figures.breakdown_table(df).set_index(["model", "device"])
+    b = epoch_figures.breakdown_table(df).set_index(["model", "device"])
     gpu = b.loc[("simple_cnn", "gpu")]
     assert gpu["epoch_s"] == 10.0 and gpu["compute_s"] == 5.0 and gpu["eval_s"] == 2.0
     assert gpu["data_s"] == np.median([4.0, 4.0, 9.0, 9.0])  # 6.5: both repeats, warm-up excluded
@@ -226,8 +227,8 @@ def test_breakdown_table_uses_steady_medians():
 
 
 def test_epoch_breakdown_png(tmp_path, captured):
-    path = figures.epoch_breakdown(epochs(), tmp_path / "b.png")
-    assert_png_of_size(path, figures.BREAKDOWN_FIGSIZE)
+    path = epoch_figures.epoch_breakdown(epochs(), tmp_path / "b.png")
+    assert_png_of_size(path, epoch_figures.BREAKDOWN_FIGSIZE)
     top, bottom = captured[0].axes[:2]
     # 4 cells x 3 stacked segments: shares of the epoch in %, data first (simple_cnn first: fewer params)
     heights = [round(p.get_height(), 6) for p in top.patches[:12]]
@@ -244,12 +245,12 @@ def test_epoch_breakdown_png(tmp_path, captured):
 
 
 def test_epoch_breakdown_without_epochs_still_writes(tmp_path):
-    path = figures.epoch_breakdown(epochs().iloc[0:0], tmp_path / "b.png")
+    path = epoch_figures.epoch_breakdown(epochs().iloc[0:0], tmp_path / "b.png")
     assert path.read_bytes()[:8] == PNG_MAGIC
 
 
 def test_accuracy_per_epoch_png(tmp_path, captured):
-    path = figures.accuracy_per_epoch(epochs(), tmp_path / "a.png")
+    path = epoch_figures.accuracy_per_epoch(epochs(), tmp_path / "a.png")
     assert_png_of_size(path, figures.FIGSIZE)
     fig = captured[0]
     panels = [ax for ax in fig.axes if ax.get_title()]
@@ -264,21 +265,21 @@ def test_accuracy_per_epoch_png(tmp_path, captured):
 
 
 def test_accuracy_without_test_acc_still_writes(tmp_path):
-    path = figures.accuracy_per_epoch(epochs().assign(test_acc=math.nan), tmp_path / "a.png")
+    path = epoch_figures.accuracy_per_epoch(epochs().assign(test_acc=math.nan), tmp_path / "a.png")
     assert path.read_bytes()[:8] == PNG_MAGIC
 
 
 def test_throughput_is_skipped_with_one_batch_size(tmp_path):
     df = epochs()
-    assert not figures.throughput_applies(df)
-    assert figures.throughput_vs_batch(df, tmp_path / "t.png") is None
+    assert not epoch_figures.throughput_applies(df)
+    assert epoch_figures.throughput_vs_batch(df, tmp_path / "t.png") is None
     assert not (tmp_path / "t.png").exists()
 
 
 def test_throughput_vs_batch_png(tmp_path, captured):
     df = epochs(batch_sizes=(128, 512))
-    assert figures.throughput_applies(df) and figures.batch_sizes(df) == [128, 512]
-    path = figures.throughput_vs_batch(df, tmp_path / "t.png")
+    assert epoch_figures.throughput_applies(df) and epoch_figures.batch_sizes(df) == [128, 512]
+    path = epoch_figures.throughput_vs_batch(df, tmp_path / "t.png")
     assert_png_of_size(path, figures.FIGSIZE)
     ax = captured[0].axes[0]
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"

@@ -1,0 +1,279 @@
+"""The report.md sections after the results table and figures: comparison with the paper, accuracy
+parity, compute efficiency, fidelity (from bench/fidelity.py's JSON files), notes, environment and failed
+trial attempts. Each builder returns one Markdown section; orchestrator.report puts them together.
+
+    from orchestrator import sections
+    print(sections.parity_section(epochs))        # epochs: read_results rows, after stats.ok_epochs
+    found = sections.read_fidelity([Path("results/s1")])  # [(file, rows)]; ResultsError if malformed
+    print(sections.fidelity_section(found) if found else "no fidelity*.json")
+    print(sections.md_table(["a", "b"], [["1", "2"]]))
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from orchestrator.parity import (
+    EQUIVALENCE_MARGIN_PP,
+    MIN_REPEATS,
+    PARITY_CONFIDENCE,
+    TOST_ALPHA,
+    parity_table,
+)
+from orchestrator.peaks import PEAK_COLUMN, efficiency_table
+from orchestrator.results import ResultsError
+from orchestrator.stats import (
+    DASH,
+    PAPER_POINTS,
+    fmt_params,
+    fmt_pct,
+    fmt_seconds,
+    fmt_speedup,
+    is_missing,
+)
+
+FIDELITY_GLOB = "fidelity*.json"  # written by bench/fidelity.py into a results directory
+FIDELITY_BAR = (0.97, 1.03)  # bench/fidelity.py's LOW, HIGH
+
+
+def md_table(header: list[str], rows: list[list[str]]) -> str:
+    """A Markdown table; "|" and newlines inside a cell are escaped so they cannot break the row."""
+
+    def cell(text: str) -> str:
+        return str(text).replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def paper_section(table: pd.DataFrame) -> str:
+    rows = []
+    for model, _label, params, _value, stated in PAPER_POINTS:
+        mine = table[table["model"] == model]
+        ours = [
+            f"{fmt_speedup(r.speedup)} (batch {r.batch_size}, {r.pipeline}, {r.precision}; "
+            + (
+                f"CPU {fmt_seconds(r.cpu_epoch_s)} s, GPU {fmt_seconds(r.gpu_epoch_s)} s)"
+                if r.cpu_n and r.gpu_n
+                else f"only {'CPU' if r.cpu_n else 'GPU'} measured)"
+            )
+            for r in mine.itertuples()
+        ]
+        ours_params = fmt_params(mine["params"].max()) if len(mine) else DASH
+        rows.append(
+            [model, fmt_params(params), stated, ours_params, "<br>".join(ours) or f"{DASH} (not measured)"]
+        )
+    text = md_table(["model", "paper params", "paper speedup", "our params", "our speedup"], rows)
+    return (
+        "## Compared with the paper\n\n"
+        + text
+        + "\n\nThe paper's hardware differs from ours; compare the trend "
+        "(speedup growing with parameter count) more than the exact values.\n"
+    )
+
+
+def _pp(x, sign: bool = True) -> str:
+    """A percentage (point) value with 2 decimals, signed by default; never "-0.00"."""
+    return DASH if is_missing(x) else f"{round(float(x), 2) + 0.0:{'+' if sign else ''}.2f}"
+
+
+def parity_section(epochs: pd.DataFrame) -> str:
+    """Final test accuracy CPU vs GPU per configuration: orchestrator.parity.parity_table."""
+    header = ["model", "batch", "pipeline", "precision", "CPU acc", "GPU acc", "diff pp"]
+    header += [f"{PARITY_CONFIDENCE:.0%} CI pp", "verdict", "n CPU/GPU"]
+    rows = [
+        [r.model, str(r.batch_size), r.pipeline, r.precision, f"{_pp(r.cpu_acc_pct, False)}%"]
+        + [f"{_pp(r.gpu_acc_pct, False)}%", _pp(r.diff_pp)]
+        + [DASH if is_missing(r.ci_low_pp) else f"[{_pp(r.ci_low_pp)}, {_pp(r.ci_high_pp)}]"]
+        + [r.verdict, f"{r.cpu_n}/{r.gpu_n}"]
+        for r in parity_table(epochs).itertuples()
+    ]
+    margin = f"±{EQUIVALENCE_MARGIN_PP:g} pp"
+    return (
+        "## Accuracy parity\n\n"
+        "Does training on the GPU reach the CPU's accuracy? Per run, the final accuracy is the test accuracy "
+        "after its last epoch; **diff** = mean GPU − mean CPU over the runs, in percentage points (pp). "
+        f"The {PARITY_CONFIDENCE:.0%} CI is a Welch t interval over the runs (2+ per side). **verdict**: "
+        f"an equivalence test (TOST: two one-sided Welch t tests at {TOST_ALPHA:g}, i.e. the "
+        f"{1 - 2 * TOST_ALPHA:.0%} interval inside {margin}) when each side has {MIN_REPEATS}+ runs; "
+        f'"not shown equivalent" means a gap of {margin} or more is not ruled out (often: too few or too '
+        f'noisy repeats), not that a gap was found; "n<{MIN_REPEATS}" gives no verdict.\n\n'
+        + (
+            md_table(header, rows)
+            if rows
+            else "No configuration ran on both CPU and GPU: nothing to compare."
+        )
+        + "\n"
+    )
+
+
+def efficiency_section(epochs: pd.DataFrame) -> str:
+    """Achieved TFLOP/s and MFU per cell and device name: orchestrator.peaks.efficiency_table."""
+    header = ["model", "batch", "pipeline", "precision", "device", "device name", "GFLOP/train image"]
+    header += ["images/s", "achieved TFLOP/s", "peak TFLOP/s", "MFU"]
+    rows = [
+        [r.model, str(r.batch_size), r.pipeline, r.precision, r.device.upper()]
+        + [DASH if is_missing(r.device_name) else str(r.device_name), fmt_seconds(r.gflop_per_image)]
+        + [fmt_seconds(r.images_per_s), fmt_seconds(r.achieved_tflops)]
+        + [DASH if is_missing(r.peak_tflops) else f"{r.peak_tflops:g} ({PEAK_COLUMN[r.precision].upper()})"]
+        + [fmt_pct(r.mfu)]
+        for r in efficiency_table(epochs).itertuples()
+    ]
+    return (
+        "## Compute efficiency\n\n"
+        "**GFLOP/train image** = forward + backward FLOPs of one 32×32 training image (matrix products "
+        "only: convolutions and linear layers, 2 FLOPs per multiply-add; counted by PyTorch's "
+        "FlopCounterMode). **images/s** = median over the cell's non-warm-up epochs (input waits included). "
+        "**achieved TFLOP/s** = GFLOP/train image × images/s / 1000. **MFU** = achieved / peak dense "
+        "TFLOP/s of the GPU from its datasheet (orchestrator/peaks.py): the BF16 tensor-core peak for amp, "
+        "the FP32 non-tensor peak for fp32. cuDNN may run fp32 convolutions on TF32 tensor cores (PyTorch's "
+        "default), so fp32 MFU can exceed what the FP32 peak suggests, even 100%; it is shown as measured. "
+        "No MFU (—) for CPUs and GPUs without a tabulated peak.\n\n" + md_table(header, rows) + "\n"
+    )
+
+
+def _fidelity_rows(path: Path) -> list[dict]:
+    """The rows of one bench/fidelity.py JSON file, validated; ResultsError naming the file if malformed.
+    Plain json.loads: nothing is unpickled or executed."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ResultsError(f"{path}: not a readable fidelity JSON file ({exc}); fix or move it") from None
+    if not isinstance(data, list):
+        raise ResultsError(f"{path}: a fidelity file holds a JSON list of cells, found {type(data).__name__}")
+    kinds = {
+        "cell": (str,),
+        "torch_threads": (int,),
+        "data_workers": (int,),
+        "benchctl_ips": (int, float),
+        "plain_ips": (int, float),
+        "ratio": (int, float),
+        "within_bar": (bool,),
+    }
+    for i, row in enumerate(data):
+        if not isinstance(row, dict):
+            raise ResultsError(f"{path}: entry {i} is {type(row).__name__}, not an object")
+        for key, types in kinds.items():
+            value = row.get(key)
+            if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+                raise ResultsError(
+                    f"{path}: entry {i} ({row.get('cell', '?')}): `{key}` missing or not "
+                    f"{'/'.join(t.__name__ for t in types)} (got {value!r})"
+                )
+    return data
+
+
+def read_fidelity(results_dirs: list[Path]) -> list[tuple[Path, list[dict]]]:
+    """(file, rows) for every fidelity*.json in the results dirs, each file once, in a stable order."""
+    files = dict.fromkeys(f.resolve() for d in results_dirs for f in sorted(Path(d).glob(FIDELITY_GLOB)))
+    return [(f, _fidelity_rows(f)) for f in files if f.is_file()]
+
+
+def _fixed(x: float, decimals: int) -> str:
+    return f"{float(x):.{decimals}f}" if math.isfinite(float(x)) else DASH
+
+
+def fidelity_section(found: list[tuple[Path, list[dict]]]) -> str:
+    low, high = FIDELITY_BAR
+    several = len(found) > 1
+    header = ["cell", "threads", "workers", "benchctl img/s", "plain img/s", "ratio", f"within {low}–{high}"]
+    rows = []
+    for path, entries in found:
+        for e in entries:
+            row = [
+                e["cell"],
+                str(e["torch_threads"]),
+                str(e["data_workers"]),
+                _fixed(e["benchctl_ips"], 0),
+                _fixed(e["plain_ips"], 0),
+                _fixed(e["ratio"], 3),
+                "yes" if e["within_bar"] else "NO",
+            ]
+            rows.append(row + ([f"{path.parent.name}/{path.name}"] if several else []))
+    table = md_table(header + (["file"] if several else []), rows) if rows else "The file lists no cells."
+    return (
+        "## Fidelity: benchctl vs a plain PyTorch loop\n\n"
+        "ratio = median benchctl steady-state images/s / median plain-loop images/s (bench/fidelity.py), "
+        "same machine, same settings.\n\n" + table + "\n"
+    )
+
+
+def notes_section(table: pd.DataFrame, summary: pd.DataFrame) -> str:
+    notes = []
+    for r in table.itertuples():
+        name = f"{r.model} (batch {r.batch_size}, {r.pipeline}, {r.precision})"
+        if r.flags:
+            notes.append(f"- {name}: {r.flags}")
+        for dev, other in (("cpu", "gpu"), ("gpu", "cpu")):
+            if getattr(r, f"{dev}_n") == 0:
+                notes.append(f"- {name}: no {dev.upper()} measurement, so no speedup (only {other.upper()})")
+    if (summary["hosts"].str.contains(",")).any():
+        notes.append("- some cells pool epochs from several hosts (see Environment)")
+    return (
+        "## Notes\n\n"
+        + ("\n".join(notes) if notes else "No flags: every number is a full, measured epoch.")
+        + "\n"
+    )
+
+
+def _distinct(df: pd.DataFrame, col: str) -> str:
+    if col not in df:
+        return DASH
+    values = sorted({str(v) for v in df[col] if not is_missing(v) and str(v)})
+    return ", ".join(f"`{v}`" for v in values) if values else DASH
+
+
+def environment_section(epochs: pd.DataFrame, trials: pd.DataFrame) -> str:
+    source = trials if not trials.empty else epochs
+    lines = ["## Environment\n"]
+    lines.append(f"- hosts: {_distinct(pd.concat([epochs[['host']], source[['host']]]), 'host')}")
+    for dev in ("cpu", "gpu"):
+        lines.append(f"- {dev.upper()} devices: {_distinct(epochs[epochs['device'] == dev], 'device_name')}")
+    for col, label in [
+        ("cpu_model", "CPU models"),
+        ("gpu_name", "GPU names"),
+        ("gpu_driver", "GPU driver"),
+        ("cuda_runtime", "CUDA runtime"),
+        ("torch", "torch"),
+        ("torchvision", "torchvision"),
+        ("ray", "ray"),
+        ("python", "python"),
+        ("git_commit", "git commit"),
+    ]:
+        lines.append(f"- {label}: {_distinct(trials, col)}")
+    lines.append(f"- energy notes (why an energy column is empty): {_energy_notes(trials)}")
+    return "\n".join(lines) + "\n"
+
+
+def _energy_notes(trials: pd.DataFrame) -> str:
+    """Distinct reasons from trials.energy_notes (each a "; "-joined list), once each; "none" if none."""
+    if "energy_notes" not in trials:
+        return "none"
+    reasons = {
+        part.strip()
+        for notes in trials["energy_notes"]
+        if not is_missing(notes)
+        for part in str(notes).split("; ")
+        if part.strip()
+    }
+    return "; ".join(sorted(reasons)) or "none"
+
+
+def failures_section(trials: pd.DataFrame) -> str:
+    failed = trials[trials["status"] == "error"] if not trials.empty else trials
+    if failed.empty:
+        return "## Failed trial attempts\n\nNone.\n"
+    rows = [
+        [r.trial, str(r.attempt), r.host or DASH, (str(r.error or "").strip() or "(no message)")[:400]]
+        for r in failed.sort_values(["trial", "attempt"]).itertuples()
+    ]
+    return (
+        f"## Failed trial attempts ({len(rows)})\n\n"
+        + md_table(["trial", "attempt", "host", "error"], rows)
+        + "\n"
+    )
