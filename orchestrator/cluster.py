@@ -209,6 +209,7 @@ def all_nodes() -> list[dict]:
         out.append(
             {
                 "host": n.get("NodeManagerHostname") or n.get("NodeManagerAddress"),
+                "node_id": n.get("NodeID"),
                 "address": n.get("NodeManagerAddress"),
                 "alive": bool(n.get("Alive")),
                 "head": "node:__internal_head__" in resources,

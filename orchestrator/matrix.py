@@ -18,6 +18,10 @@ the trial uses can never disagree. Per placement mode (`--placement`):
                  CPU affinity; gpu cells as above, also pinned; cells share a node on disjoint cores
     packed       every trial is 1 CPU (+1 GPU) in Ray's books but uses its full thread count:
                  trials crowd each other, numbers are for smoke runs only (the report flags overlap)
+
+With `--per-class` the device axis becomes a hardware-class axis (orchestrator/hardware.py): one
+column per class found in the cluster, each CPU class with its own allotment (sized to its nodes),
+and every cell pinned to its class's nodes through Ray's node-id label (`trial_request`).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import itertools
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from orchestrator.hardware import NODE_ID_LABEL, HwClass
 from orchestrator.spec import Placement, SweepSpec
 from trainables.config import Device, Pipeline, TrialConfig
 
@@ -57,11 +62,17 @@ def resolve_allotment(spec: SweepSpec, node_cpus: list[int]) -> Allotment:
     return Allotment(largest - reserve, spec.gpu_cpus, reserve if mode is Placement.exclusive else 0, mode)
 
 
-def matrix_axes(spec: SweepSpec) -> dict[str, list]:
-    """The grid: every combination of these values is one trial."""
+def matrix_axes(spec: SweepSpec, classes: list[HwClass] | None = None) -> dict[str, list]:
+    """The grid: every combination of these values is one trial. With --per-class, `hw_class`
+    (the classes of the asked-for devices) replaces `device`."""
+    if spec.per_class:
+        wanted = {d.value for d in spec.devices}
+        where = {"hw_class": [c.name for c in classes or [] if c.device in wanted]}
+    else:
+        where = {"device": [d.value for d in spec.devices]}
     return {
         "model": list(spec.models),
-        "device": [d.value for d in spec.devices],
+        **where,
         "batch_size": list(spec.batch_sizes),
         "pipeline": [p.value for p in spec.pipelines],
         "precision": [p.value for p in spec.precisions],
@@ -69,14 +80,18 @@ def matrix_axes(spec: SweepSpec) -> dict[str, list]:
     }
 
 
-def cells(spec: SweepSpec) -> list[dict]:
+def cells(spec: SweepSpec, classes: list[HwClass] | None = None) -> list[dict]:
     """Every combination of the axes' values, one dict per trial, in a stable order."""
-    axes = matrix_axes(spec)
-    return [dict(zip(axes, combo, strict=True)) for combo in itertools.product(*axes.values())]
+    axes = matrix_axes(spec, classes)
+    out = [dict(zip(axes, combo, strict=True)) for combo in itertools.product(*axes.values())]
+    for cell in out:
+        if "hw_class" in cell:
+            cell["device"] = cell["hw_class"].split(":", 1)[0]
+    return out
 
 
-def _fixed(spec: SweepSpec, alloc: Allotment) -> dict:
-    return {
+def _fixed(spec: SweepSpec, alloc: Allotment, classes: list[HwClass] | None = None) -> dict:
+    fixed = {
         "trial": spec.trial_template(),
         "cpu_cell_cpus": alloc.cpu_cell_cpus,
         "gpu_cell_cpus": alloc.gpu_cell_cpus,
@@ -84,21 +99,38 @@ def _fixed(spec: SweepSpec, alloc: Allotment) -> dict:
         "placement": alloc.placement.value,
         "sweep": spec.name,
     }
+    if spec.per_class:
+        per = {}
+        for c in classes or []:
+            own = resolve_allotment(spec, [c.cpus])  # a CPU class's cells are sized to its own nodes
+            per[c.name] = {"node_ids": list(c.node_ids), "cpu_cell_cpus": own.cpu_cell_cpus,
+                           "cpu_cell_reserve": own.cpu_cell_reserve}  # fmt: skip
+        fixed["classes"] = per
+    return fixed
 
 
-def expand(spec: SweepSpec, alloc: Allotment, skip: Collection[str] = ()) -> list[dict]:
+def expand(
+    spec: SweepSpec, alloc: Allotment, skip: Collection[str] = (), classes: list[HwClass] | None = None
+) -> list[dict]:
     """The Tune configs of the grid, minus trials whose trial_id is in `skip` (done on a --resume)."""
-    fixed = _fixed(spec, alloc)
-    configs = [{"cell": cell, **fixed} for cell in cells(spec)]
+    fixed = _fixed(spec, alloc, classes)
+    configs = [{"cell": cell, **fixed} for cell in cells(spec, classes)]
     return [c for c in configs if trial_config(c).trial_id not in skip]
 
 
-def param_space(spec: SweepSpec, alloc: Allotment, skip: Collection[str] = ()) -> dict:
+def param_space(
+    spec: SweepSpec, alloc: Allotment, skip: Collection[str] = (), classes: list[HwClass] | None = None
+) -> dict:
     """`expand` as Tune's param_space: the cells as one grid_search, the fixed keys beside it."""
     from ray import tune
 
-    configs = expand(spec, alloc, skip)
-    return {"cell": tune.grid_search([c["cell"] for c in configs]), **_fixed(spec, alloc)}
+    configs = expand(spec, alloc, skip, classes)
+    return {"cell": tune.grid_search([c["cell"] for c in configs]), **_fixed(spec, alloc, classes)}
+
+
+def _class_of(config: dict) -> dict | None:
+    name = config["cell"].get("hw_class")
+    return config.get("classes", {}).get(name) if name else None
 
 
 def axis(config: dict, name: str):
@@ -112,7 +144,8 @@ def cpus_used(config: dict) -> int:
         # a resident gpu cell has no DataLoader workers: one core drives the GPU
         workers = config["trial"]["workers"] if axis(config, "pipeline") == Pipeline.loader.value else 0
         return config["gpu_cell_cpus"] or 1 + workers
-    return config["cpu_cell_cpus"]
+    own = _class_of(config)
+    return own["cpu_cell_cpus"] if own else config["cpu_cell_cpus"]
 
 
 def trial_resources(config: dict) -> dict[str, float]:
@@ -123,7 +156,22 @@ def trial_resources(config: dict) -> dict[str, float]:
         return {"CPU": 1, **gpu}
     if gpu:
         return {"CPU": cpus_used(config), **gpu}
-    return {"CPU": cpus_used(config) + config.get("cpu_cell_reserve", 0)}
+    own = _class_of(config)
+    reserve = own["cpu_cell_reserve"] if own else config.get("cpu_cell_reserve", 0)
+    return {"CPU": cpus_used(config) + reserve}
+
+
+def trial_request(config: dict):
+    """What Tune asks Ray for: `trial_resources`, pinned to the class's nodes when the cell has a
+    hardware class (a placement group whose bundle carries Ray's node-id label selector)."""
+    resources = trial_resources(config)
+    own = _class_of(config)
+    if own is None:
+        return resources
+    from ray.tune import PlacementGroupFactory
+
+    selector = {NODE_ID_LABEL: f"in({','.join(own['node_ids'])})"}
+    return PlacementGroupFactory([resources], bundle_label_selector=[selector])
 
 
 def pins_cpus(config: dict) -> bool:
@@ -153,8 +201,10 @@ def unplaceable(configs: list[dict], nodes: list[dict]) -> str | None:
     missing: dict[str, dict[str, float]] = {}
     for config in configs:
         need = trial_resources(config)
-        if not any(_fits(need, n["resources"]) for n in nodes):
-            missing.setdefault(f"{axis(config, 'device')} cells", need)
+        own = _class_of(config)
+        candidates = [n for n in nodes if own is None or n.get("node_id") in own["node_ids"]]
+        if not any(_fits(need, n["resources"]) for n in candidates):
+            missing.setdefault(f"{config['cell'].get('hw_class') or axis(config, 'device')} cells", need)
     if not missing:
         return None
     have = "; ".join(f"{n['host']}: {describe(n['resources'])}" for n in nodes) or "no alive nodes"

@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 
 from orchestrator.errors import BenchctlError
 
-SCHEMA_VERSION = "2"  # 2 added the trials' placement columns
+SCHEMA_VERSION = "2"  # 2 added hw_class, node_id and the trials' placement columns
 READABLE_VERSIONS = ("1", "2")  # older files lack newer columns; they read as null
 _META_VERSION = b"benchctl.schema_version"
 _META_KIND = b"benchctl.kind"
@@ -40,6 +40,10 @@ _IDENTITY = [
     ("params", pa.int64()),
     ("device", pa.string()),
     ("device_name", pa.string()),
+    (
+        "hw_class",
+        pa.string(),
+    ),  # e.g. gpu:H200, cpu:Xeon-Platinum-8480+-16c (orchestrator/hardware.py; schema 2)
     ("host", pa.string()),
     ("batch_size", pa.int32()),
     ("pipeline", pa.string()),
@@ -103,6 +107,7 @@ TRIAL_SCHEMA = pa.schema(
         ("git_commit", pa.string()),
         ("tune_trial_id", pa.string()),
         ("niceness", pa.int32()),  # scheduling priority the trial ran at (Ray's default for workers: 15)
+        ("node_id", pa.string()),  # the Ray node the attempt ran on (schema 2)
         ("placement", pa.string()),  # exclusive / partitioned / packed (schema 2)
         ("cpu_share", pa.float64()),  # CPUs the trial held in Ray's books (schema 2)
         ("cpu_affinity", pa.string()),  # cores it was pinned to, e.g. "0-3" (partitioned; schema 2)

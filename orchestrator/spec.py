@@ -98,6 +98,7 @@ class SweepSpec:
     gpu_cpus: int | None = None  # GPU cell allotment; None = 1 + DataLoader workers
     max_failures: int = 0  # retries of a failed trial
     placement: Placement = Placement.exclusive
+    per_class: bool = False  # one column per hardware class found in the cluster, cells pinned to it
     name: str = field(default_factory=default_name)
     out: Path = Path("results")
     cluster: Path | None = None
@@ -188,6 +189,7 @@ class SweepSpec:
             "gpu_cpus": self.gpu_cpus,
             "max_failures": self.max_failures,
             "placement": self.placement.value,
+            "per_class": self.per_class,
             "name": self.name,
             "cluster": str(self.cluster) if self.cluster else None,
             **self.trial_template(),

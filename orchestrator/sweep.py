@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator import cluster
+from orchestrator import cluster, hardware
 from orchestrator.errors import RUNTIME, BenchctlError
 from orchestrator.matrix import (
     cpus_used,
@@ -34,6 +34,7 @@ from orchestrator.matrix import (
     expand,
     param_space,
     resolve_allotment,
+    trial_request,
     trial_resources,
 )
 from orchestrator.matrix import unplaceable as find_unplaceable
@@ -138,8 +139,17 @@ def run_sweep(spec: SweepSpec, echo: Callable[[str], None] = print) -> SweepOutc
             address = cluster.connect(spec.cluster, spec.cluster_port)
             nodes = cluster.alive_nodes()
             alloc = resolve_allotment(spec, [int(n["resources"].get("CPU", 0)) for n in nodes])
+            classes = None
+            if spec.per_class:
+                classes = hardware.hardware_classes(nodes, hardware.probe_cpu_models(nodes))
+                wanted = {d.value for d in spec.devices}
+                if not any(c.device in wanted for c in classes):
+                    raise SpecError(
+                        f"--per-class: no node of this cluster has a {' or '.join(sorted(wanted))} class; "
+                        "check `benchctl cluster status`"
+                    )
             skip = done.done if done else frozenset()
-            configs = expand(spec, alloc, skip)
+            configs = expand(spec, alloc, skip, classes)
             problem = find_unplaceable(configs, nodes)
             if problem:
                 raise SpecError(problem)
@@ -158,6 +168,13 @@ def run_sweep(spec: SweepSpec, echo: Callable[[str], None] = print) -> SweepOutc
             )
             if not configs:
                 return SweepOutcome(results_dir=results_dir, trials=0, failed=0, files=[])
+        if classes:
+            echo(
+                "benchctl: hardware classes: "
+                + ", ".join(
+                    f"{c.name} ({len(c.node_ids)} node{'s' * (len(c.node_ids) > 1)})" for c in classes
+                )
+            )
         shapes = sorted({_shape(c) for c in configs})
         echo(f"benchctl: {len(configs)} trials on {where}; per trial {'; '.join(shapes)}")
 
@@ -169,12 +186,12 @@ def run_sweep(spec: SweepSpec, echo: Callable[[str], None] = print) -> SweepOutc
             write_json_atomic(
                 {"spec": spec.to_dict(), "provenance": provenance}, results_dir / f"resume-{runs}.json"
             )
-        writer = ResultsWriter(results_dir, provenance, done.attempts if done else None)
+        writer = ResultsWriter(results_dir, provenance, done.attempts if done else None, nodes)
         progress = Progress(total=len(configs))
         run_name = spec.name if done is None else f"{spec.name}-resume-{time.strftime('%Y%m%d-%H%M%S')}"
         tuner = tune.Tuner(
-            tune.with_resources(tune_trial, resources=trial_resources),
-            param_space=param_space(spec, alloc, skip),
+            tune.with_resources(tune_trial, resources=trial_request),
+            param_space=param_space(spec, alloc, skip, classes),
             tune_config=tune.TuneConfig(reuse_actors=False),
             run_config=tune.RunConfig(
                 name=run_name,

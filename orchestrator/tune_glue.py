@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ray.tune import Callback
 
+from orchestrator.hardware import row_class
 from orchestrator.matrix import cpus_used, pins_cpus, trial_config, trial_resources
 from orchestrator.results import EPOCH_METRICS, file_key, write_rows
 
@@ -29,13 +30,18 @@ INFO_KEY = "benchctl_info"
 def tune_trial(config: dict) -> None:
     import contextlib
 
+    import ray
     from ray import tune
 
     from trainables.affinity import CoreBook, format_cores
     from trainables.train import run_trial
 
     sent_info = False
-    placement = {"placement": config.get("placement"), "cpu_share": trial_resources(config)["CPU"]}
+    placement = {
+        "placement": config.get("placement"),
+        "cpu_share": trial_resources(config)["CPU"],
+        "node_id": ray.get_runtime_context().get_node_id(),
+    }
 
     def report(info: dict, row: dict) -> None:
         nonlocal sent_info
@@ -62,8 +68,15 @@ def _last_error_line(trial) -> str:
 class ResultsWriter(Callback):
     """Buffers each trial attempt's epochs and writes one epochs file + one trials row per attempt."""
 
-    def __init__(self, results_dir: Path, provenance: dict, prior_attempts: dict[str, int] | None = None):
+    def __init__(
+        self,
+        results_dir: Path,
+        provenance: dict,
+        prior_attempts: dict[str, int] | None = None,
+        nodes: list[dict] | None = None,
+    ):
         self.results_dir = results_dir
+        self.nodes = {n["node_id"]: n for n in nodes or [] if n.get("node_id")}  # to name each row's class
         self.provenance = provenance
         # attempts per benchctl trial id; a --resume continues the numbering of the earlier run
         self._attempts: Counter[str] = Counter(prior_attempts or {})
@@ -138,6 +151,8 @@ class ResultsWriter(Callback):
             "seed": cfg.seed + cfg.repeat,
             "cpus_allotted": cfg.cpus,
             **{k: info.get(k) for k in ("params", "device_name", "host", "torch_threads", "data_workers")},
+            "hw_class": cfg.hw_class
+            or row_class(cfg.device.value, info, self.nodes.get(info.get("node_id"))),
         }
         key = file_key(cfg.trial_id, attempt)
         if status == "ok":

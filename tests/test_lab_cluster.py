@@ -208,3 +208,23 @@ def test_driver_killed_then_resume_completes_the_set_and_an_open_cluster_is_flag
         status = benchctl(["cluster", "status", "--cluster", str(yaml)], lab.env)
         assert status.returncode == 0 and "token authentication NOT required" in status.stdout
         assert "does not require token authentication" in status.stderr
+
+
+def test_per_class_runs_each_cell_on_its_own_class_of_host(lab, tmp_path):
+    lab.host("head", cpus=0, head=True)
+    lab.host("w1", cpus=2)  # same CPU model, different core counts: two CPU classes
+    lab.host("w2", cpus=1)
+    lab.driver_node()
+    lab.wait_nodes(4)
+    yaml = lab.cluster_file(tmp_path)
+    out = tmp_path / "out"
+    args = SWEEP[: SWEEP.index("--cpus-per-trial")]  # each class sizes its own cells
+    run = benchctl([*args, "--epochs", "2", "--max-steps", "3", "--per-class", "--cluster", str(yaml),
+                    "--out", str(out), "--name", "pc"], lab.env)  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "hardware classes: cpu:" in run.stdout
+    _, trials = read_results(out / "pc")
+    assert len(trials) == 2 and (trials.status == "ok").all()
+    where = dict(zip(trials.hw_class.str.rsplit("-", n=1).str[-1], trials.host, strict=True))
+    assert where == {"2c": "w1", "1c": "w2"}  # pinned: the 2-core class ran on w1, the 1-core one on w2
+    assert sorted(trials.cpus_allotted) == [1, 1]  # 2-core class: one used, one kept for Ray

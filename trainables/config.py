@@ -87,6 +87,7 @@ class TrialConfig:
     test_size: int = TEST_SIZE
     workers: int = WORKERS
     cpus: int = 1  # CPU cores allotted to this trial; torch threads + workers fit inside it
+    hw_class: str = ""  # --per-class: the hardware class the cell is pinned to (e.g. gpu:H200); "" = any
     lr: float = LR
     momentum: float = MOMENTUM
     weight_decay: float = WEIGHT_DECAY
@@ -118,6 +119,12 @@ class TrialConfig:
                 raise ValueError(f"{name} must be a number >= 0, got {value!r}")
         if not (self.dataset in ("synthetic", "cifar10") or self.dataset.startswith("folder:")):
             raise ValueError(f"dataset must be synthetic, cifar10 or folder:PATH, got {self.dataset!r}")
+        if not isinstance(self.hw_class, str) or (
+            self.hw_class and not self.hw_class.startswith(f"{self.device.value}:")
+        ):
+            raise ValueError(
+                f"hw_class must be '' or start with '{self.device.value}:', got {self.hw_class!r}"
+            )
         if self.dataset == "folder:":
             raise ValueError("dataset folder: needs a path, e.g. folder:/data/imgs")
 
@@ -134,9 +141,11 @@ class TrialConfig:
 
     @property
     def cell(self) -> str:
-        """The grid cell this trial measures (everything but the repeat)."""
+        """The grid cell this trial measures (everything but the repeat); a pinned hardware class
+        stands where the device would: `resnet18/gpu:H200/bs128/loader/fp32`."""
         bs = f"bs{self.batch_size}"
-        return "/".join((self.model, self.device.value, bs, self.pipeline.value, self.precision.value))
+        where = self.hw_class or self.device.value
+        return "/".join((self.model, where, bs, self.pipeline.value, self.precision.value))
 
     @property
     def trial_id(self) -> str:

@@ -65,6 +65,13 @@ def sweep(
             "packed (fast, unfair: smoke runs)."
         ),
     ] = Placement.exclusive,
+    per_class: Annotated[
+        bool,
+        typer.Option(
+            help="One column per hardware class in the cluster (GPU model; CPU model + cores), cells pinned "
+            "to nodes of that class."
+        ),
+    ] = False,
     resume: Annotated[
         bool, typer.Option(help="Complete results OUT/NAME: run only its cells not yet done (same spec).")
     ] = False,
@@ -100,6 +107,7 @@ def sweep(
         gpu_cpus=gpu_cpus,
         max_failures=max_failures,
         placement=placement,
+        per_class=per_class,
         name=name or default_name(),
         out=out,
         cluster=cluster,
