@@ -30,24 +30,14 @@ import time
 import uuid
 from pathlib import Path
 
+from procutil import pids_with_env
+
 RAY = str(Path(sys.executable).with_name("ray"))
 PORT = 6379  # the head's GCS port, as in cluster/lab.yaml
 
 
 def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     return subprocess.run(["ip", *args], capture_output=True, text=True, check=check)
-
-
-def _pids_with_env(text: str) -> list[int]:
-    pids = []
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            try:
-                if text.encode() in (proc / "environ").read_bytes():
-                    pids.append(int(proc.name))
-            except OSError:
-                continue
-    return pids
 
 
 class LabNet:
@@ -218,7 +208,7 @@ class LabNet:
         for _ in range(2):  # a second pass for processes a dying raylet started meanwhile
             for name in list(self.hosts):
                 self.kill_host(name)
-            for pid in _pids_with_env(self.root_tmp) if self.root_tmp else []:
+            for pid in pids_with_env(self.root_tmp) if self.root_tmp else []:
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:

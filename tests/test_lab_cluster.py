@@ -6,7 +6,6 @@ workstation joined to the lab would. Needs root and iproute2; skipped with the r
 """
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -14,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from labnet import LabNet
+from procutil import sigkill_after_first_trial
 
 from orchestrator.results import read_results
 
@@ -39,15 +39,26 @@ SWEEP = [
 ]
 
 
+def _env(extra: dict) -> dict:
+    """This process's environment without any RAY_ setting of the tester's, plus `extra`."""
+    return {**{k: v for k, v in os.environ.items() if not k.startswith("RAY_")}, **extra}
+
+
 def benchctl(args: list[str], env: dict, **kw) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "orchestrator", *args],
-        env={**{k: v for k, v in os.environ.items() if not k.startswith("RAY_")}, **env},
+        env=_env(env),
         capture_output=True,
         text=True,
         timeout=kw.pop("timeout", 300),
         **kw,
     )
+
+
+def benchctl_started(args: list[str], env: dict, output: int | None = subprocess.PIPE) -> subprocess.Popen:
+    """A benchctl driver running in the background (to be killed, or waited for)."""
+    cmd = [sys.executable, "-m", "orchestrator", *args]
+    return subprocess.Popen(cmd, env=_env(env), stdout=output, stderr=output, text=True)
 
 
 @pytest.fixture
@@ -56,18 +67,21 @@ def lab():
         yield net
 
 
-def test_sweep_spreads_over_hosts_and_the_driver_writes_every_row(lab, tmp_path):
+def start_lab(lab: LabNet, w1_cpus: int, w2_cpus: int) -> None:
+    """A coordinating head (no CPUs), two worker hosts, and the driver's 0-CPU node in the root namespace."""
     lab.host("head", cpus=0, head=True)
-    lab.host("w1", cpus=2)
-    lab.host("w2", cpus=1)
+    lab.host("w1", cpus=w1_cpus)
+    lab.host("w2", cpus=w2_cpus)
     lab.driver_node()
     lab.wait_nodes(4)
-    yaml = lab.cluster_file(tmp_path)
-    out = (
-        tmp_path / "out"
-    )  # under /tmp: the worker hosts' /tmp is their own, so only the driver can write here
 
-    run = benchctl([*SWEEP, "--epochs", "2", "--max-steps", "3", "--repeats", "4", "--cluster", str(yaml),
+
+def test_sweep_spreads_over_hosts_and_the_driver_writes_every_row(lab, tmp_path):
+    start_lab(lab, w1_cpus=2, w2_cpus=1)
+    yaml = lab.cluster_file(tmp_path)
+    out = tmp_path / "out"  # under /tmp: the worker hosts' /tmp is their own: only the driver writes here
+
+    run = benchctl([*SWEEP, "--epochs", "2", "--max-steps", "20", "--repeats", "4", "--cluster", str(yaml),
                     "--out", str(out), "--name", "lab"], lab.env)  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
     assert "w1 (2 CPUs)" in run.stdout and "w2 (1 CPUs)" in run.stdout
@@ -125,23 +139,12 @@ def _trial_running_on(lab: LabNet, host: str) -> bool:
 
 
 def test_a_worker_host_dying_mid_trial_is_retried_elsewhere_without_duplicates(lab, tmp_path):
-    lab.host("head", cpus=0, head=True)
-    lab.host("w1", cpus=1)
-    lab.host("w2", cpus=1)
-    lab.driver_node()
-    lab.wait_nodes(4)
+    start_lab(lab, w1_cpus=1, w2_cpus=1)
     yaml = lab.cluster_file(tmp_path)
     out = tmp_path / "out"
     args = [*SWEEP, "--epochs", "3", "--max-steps", "25", "--repeats", "2", "--max-failures", "2",
             "--cluster", str(yaml), "--out", str(out), "--name", "kill"]  # fmt: skip
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "orchestrator", *args],
-        env={**env, **lab.env},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = benchctl_started(args, lab.env)
     try:
         deadline = time.monotonic() + 120
         while not _trial_running_on(lab, "w2"):
@@ -174,24 +177,8 @@ def test_driver_killed_then_resume_completes_the_set_and_an_open_cluster_is_flag
         out = tmp_path / "out"
         args = [*SWEEP, "--epochs", "2", "--max-steps", "15", "--repeats", "4", "--cluster", str(yaml),
                 "--out", str(out), "--name", "res"]  # fmt: skip
-        env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "orchestrator", *args],
-            env={**env, **lab.env},
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            deadline = time.monotonic() + 180
-            while not list((out / "res" / "trials").glob("*.parquet")):
-                assert proc.poll() is None and time.monotonic() < deadline, (
-                    "sweep ended before a trial finished"
-                )
-                time.sleep(0.2)
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(timeout=30)
-        finally:
-            proc.kill()
+        proc = benchctl_started(args, lab.env, output=subprocess.DEVNULL)
+        sigkill_after_first_trial(proc, out / "res")
         _, before = read_results(out / "res")
         assert 1 <= len(before) < 4
 
@@ -211,11 +198,7 @@ def test_driver_killed_then_resume_completes_the_set_and_an_open_cluster_is_flag
 
 
 def test_per_class_runs_each_cell_on_its_own_class_of_host(lab, tmp_path):
-    lab.host("head", cpus=0, head=True)
-    lab.host("w1", cpus=2)  # same CPU model, different core counts: two CPU classes
-    lab.host("w2", cpus=1)
-    lab.driver_node()
-    lab.wait_nodes(4)
+    start_lab(lab, w1_cpus=2, w2_cpus=1)  # same CPU model, different core counts: two CPU classes
     yaml = lab.cluster_file(tmp_path)
     out = tmp_path / "out"
     args = SWEEP[: SWEEP.index("--cpus-per-trial")]  # each class sizes its own cells

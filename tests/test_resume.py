@@ -11,10 +11,10 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
+from procutil import pids_with_env, sigkill_after_first_trial
 from typer.testing import CliRunner
 
 from orchestrator.cli import app
@@ -44,24 +44,11 @@ SWEEP = [
 ]
 
 
-def _pids_with_env(text: str) -> list[int]:
-    """Processes whose environment holds `text` (Ray's agents rename themselves, so not cmdline)."""
-    pids = []
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            try:
-                if text.encode() in (proc / "environ").read_bytes():
-                    pids.append(int(proc.name))
-            except OSError:
-                continue
-    return pids
-
-
 @pytest.fixture
 def ray_tmp():
     path = tempfile.mkdtemp(prefix="bcray", dir="/tmp")  # short: Ray's socket paths must fit 107 bytes
     yield path
-    for pid in _pids_with_env(path):
+    for pid in pids_with_env(path):
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
@@ -75,15 +62,7 @@ def test_sigkill_of_the_driver_then_resume_completes_the_set_once(tmp_path, ray_
     proc = subprocess.Popen(
         cmd, env={**os.environ, "RAY_TMPDIR": ray_tmp}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
-    try:
-        deadline = time.monotonic() + 180
-        while not list((out / "k" / "trials").glob("*.parquet")):  # one trial finished, the next running
-            assert proc.poll() is None and time.monotonic() < deadline, "sweep ended before a trial finished"
-            time.sleep(0.2)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        proc.kill()
+    sigkill_after_first_trial(proc, out / "k")
     _, before = read_results(out / "k")
     assert 1 <= len(before) < 3
 
