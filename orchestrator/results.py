@@ -108,6 +108,10 @@ TRIAL_SCHEMA = pa.schema(
         ("tune_trial_id", pa.string()),
         ("niceness", pa.int32()),  # scheduling priority the trial ran at (Ray's default for workers: 15)
         ("node_id", pa.string()),  # the Ray node the attempt ran on (schema 2)
+        ("gpus_visible", pa.int32()),  # GPUs the trial's process could see (schema 2)
+        ("cuda_visible_devices", pa.string()),  # as Ray set it for the trial (schema 2)
+        ("gpu_uuid", pa.string()),  # the physical GPU (schema 2)
+        ("nvml_index", pa.int32()),  # its index as nvidia-smi numbers it (schema 2)
         ("placement", pa.string()),  # exclusive / partitioned / packed (schema 2)
         ("cpu_share", pa.float64()),  # CPUs the trial held in Ray's books (schema 2)
         ("cpu_affinity", pa.string()),  # cores it was pinned to, e.g. "0-3" (partitioned; schema 2)

@@ -66,6 +66,22 @@ def software_info() -> dict:
     }
 
 
+def gpu_identity(device: torch.device) -> dict:
+    """Which physical GPU this is, whatever CUDA_VISIBLE_DEVICES renumbered: its UUID and its NVML
+    index (the number nvidia-smi shows), so concurrent trials on one node can be told apart."""
+    uuid = str(torch.cuda.get_device_properties(device).uuid)
+    uuid = uuid if uuid.startswith("GPU-") else f"GPU-{uuid}"
+    index = None
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        index = int(pynvml.nvmlDeviceGetIndex(pynvml.nvmlDeviceGetHandleByUUID(uuid)))
+    except Exception:  # no nvidia-ml-py or no NVML: the UUID still identifies the GPU
+        pass
+    return {"gpu_uuid": uuid, "nvml_index": index}
+
+
 def prepare_device(cfg: TrialConfig) -> tuple[torch.device, dict]:
     if cfg.device is Device.cpu:
         # Must happen before CUDA is initialised in this process; torch reads it at init.
@@ -86,7 +102,12 @@ def prepare_device(cfg: TrialConfig) -> tuple[torch.device, dict]:
         torch.backends.cudnn.benchmark = True  # autotune convolutions; its cost lands in warm-up epoch 1
         gpus_visible = torch.cuda.device_count()
         name = torch.cuda.get_device_name(device)
-        gpu = {"gpu_name": name, "gpu_driver": _gpu_driver(), "cudnn": torch.backends.cudnn.version()}
+        gpu = {
+            "gpu_name": name,
+            "gpu_driver": _gpu_driver(),
+            "cudnn": torch.backends.cudnn.version(),
+            **gpu_identity(device),
+        }
     torch.set_num_threads(cfg.torch_threads)
     info = {
         "host": socket.gethostname(),
