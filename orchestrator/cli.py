@@ -17,10 +17,41 @@ import sys
 from typing import Annotated
 
 import typer
+from typer.core import TyperGroup
+
+try:  # Typer 0.2x vendors click as typer._click; its exceptions are not the `click` package's
+    from typer._click.exceptions import NoArgsIsHelpError, UsageError
+except ImportError:  # older Typer on top of click
+    from click.exceptions import NoArgsIsHelpError, UsageError
 
 from orchestrator.errors import BenchctlError
 
+
+class _OneLineErrors(TyperGroup):
+    """Typer's own usage errors (a value that is not an integer, an unknown choice or option) as one
+    `benchctl: error:` line with exit 2, like benchctl's own, instead of Typer's framed box."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except NoArgsIsHelpError as exc:  # bare `benchctl`: the help, as before
+            exc.show()
+            sys.exit(0)
+        except UsageError as exc:
+            where = f"{exc.ctx.command_path}: " if exc.ctx is not None else ""
+            message = " ".join(exc.format_message().split()).replace("Value error, ", "")
+            typer.echo(f"benchctl: error: {where}{message} (see --help)", err=True)
+            sys.exit(exc.exit_code)
+        except typer.Abort:  # Ctrl-C while click itself was running (e.g. a prompt)
+            typer.echo("benchctl: interrupted", err=True)
+            sys.exit(130)
+        if not standalone_mode:
+            return rv
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
 app = typer.Typer(
+    cls=_OneLineErrors,
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,

@@ -110,6 +110,9 @@ print(json.dumps({"refused": False, "ips": sorted({i.node_manager_address for i 
 """
 
 
+GCS_ANSWER_TIMEOUT_S = 20.0  # seconds for the head's GCS to answer once its port accepts connections
+
+
 def _ask_gcs(address: str, env: dict[str, str] | None = None) -> dict:
     try:
         done = subprocess.run(
@@ -117,17 +120,25 @@ def _ask_gcs(address: str, env: dict[str, str] | None = None) -> dict:
             env=env if env is not None else dict(os.environ),
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=GCS_ANSWER_TIMEOUT_S,
         )
         return json.loads(done.stdout.strip().splitlines()[-1])
-    except (subprocess.TimeoutExpired, ValueError, IndexError):
-        return {"unknown": "no answer"}
+    except subprocess.TimeoutExpired:
+        return {"silent": f"no answer within {GCS_ANSWER_TIMEOUT_S:.0f} s"}
+    except (ValueError, IndexError):
+        return {"silent": "no readable answer"}
 
 
 def preflight(address: str) -> None:
     """Checks ray.init cannot make politely: reachable head, valid token, driver on a node."""
     local_ip = probe(address)
     answer = _ask_gcs(address)
+    if "silent" in answer or ("unknown" in answer and "internals" not in answer["unknown"]):
+        why = answer.get("silent") or answer.get("unknown")
+        raise BenchctlError(
+            f"--cluster: {address} accepts connections but no Ray head answered there ({why}); check "
+            "head_ip and the port (--port, or `ray start --head --port` in the cluster file)"
+        )
     if answer.get("refused"):
         raise BenchctlError(
             f"--cluster: the Ray cluster at {address} requires token authentication and refused this "
@@ -147,7 +158,7 @@ def auth_required(address: str) -> bool | None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
     env["RAY_AUTH_MODE"] = "disabled"
     answer = _ask_gcs(address, env)
-    return None if "unknown" in answer else bool(answer.get("refused"))
+    return None if "unknown" in answer or "silent" in answer else bool(answer.get("refused"))
 
 
 NO_AUTH_WARNING = (

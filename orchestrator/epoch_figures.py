@@ -31,9 +31,11 @@ from orchestrator.figures import (  # noqa: E402
     label_cells,
     save,
 )
-from orchestrator.stats import CELL, INPUT_BOUND_SHARE, fmt_seconds, steady_epochs  # noqa: E402
+from orchestrator.stats import CELL, CLASS_CELL, INPUT_BOUND_SHARE, fmt_seconds, steady_epochs  # noqa: E402
 
 BREAKDOWN_FIGSIZE = (8, 6.5)  # two panels: training epoch split + test pass
+# throughput line styles per hardware class of a device: [CPU styles, GPU styles], the first class's first
+CLASS_STYLES = (["--", ":", (0, (3, 1, 1, 1))], ["-", "-.", (0, (5, 1))])
 
 # (column of breakdown_table, legend label, colour), stacked bottom to top
 SEGMENTS = [
@@ -58,10 +60,11 @@ def _note(ax: plt.Axes, text: str) -> None:
 
 
 def breakdown_table(epochs: pd.DataFrame) -> pd.DataFrame:
-    """One row per cell: params, warmup_only and the medians over its steady epochs (stats.steady_epochs)
-    of epoch_s, data_s, compute_s and eval_s; other_s = max(epoch_s - data_s - compute_s, 0), a missing
-    data_s / compute_s counting as 0. The stacked data + compute + other is then the median epoch time."""
-    columns = CELL + ["params", "epoch_s", "data_s", "compute_s", "other_s", "eval_s", "warmup_only"]
+    """One row per cell (stats.CLASS_CELL: hardware classes are not pooled): params, warmup_only and the
+    medians over its steady epochs (stats.steady_epochs) of epoch_s, data_s, compute_s and eval_s;
+    other_s = max(epoch_s - data_s - compute_s, 0), a missing data_s / compute_s counting as 0. The
+    stacked data + compute + other is then the median epoch time."""
+    columns = CLASS_CELL + ["params", "epoch_s", "data_s", "compute_s", "other_s", "eval_s", "warmup_only"]
     if epochs.empty:
         return pd.DataFrame(columns=columns)
     steady = steady_epochs(epochs)
@@ -69,7 +72,7 @@ def breakdown_table(epochs: pd.DataFrame) -> pd.DataFrame:
         steady[col] = _numeric(steady, col)
     medians = {col: (col, "median") for col in ("epoch_s", "data_s", "compute_s", "eval_s")}
     out = (
-        steady.groupby(CELL, dropna=False, sort=False)
+        steady.groupby(CLASS_CELL, dropna=False, sort=False)
         .agg(params=("params", "max"), warmup_only=("warmup_only", "all"), **medians)
         .reset_index()
     )
@@ -204,14 +207,16 @@ def throughput_applies(epochs: pd.DataFrame) -> bool:
 
 def throughput_vs_batch(epochs: pd.DataFrame, path: Path) -> Path | None:
     """Training throughput (median images_per_s of the steady epochs) against batch size, log-log: one
-    line per model (colour), device (GPU solid with filled markers, CPU dashed with hollow ones) and
-    pipeline/precision config (marker shape). None, and no file, when the results hold a single batch
-    size (throughput_applies)."""
+    line per model (colour), device (GPU solid with filled markers, CPU dashed with hollow ones), hardware
+    class (named in the legend and drawn in CLASS_STYLES when a device has several) and pipeline/precision
+    config (marker shape).
+    None, and no file, when the results hold a single batch size (throughput_applies)."""
     if not throughput_applies(epochs):
         return None
     steady = steady_epochs(epochs)
     steady["images_per_s"] = _numeric(steady, "images_per_s")
-    points = finite(steady.groupby(CELL, dropna=False)["images_per_s"].median().reset_index(), "images_per_s")
+    medians = steady.groupby(CLASS_CELL, dropna=False)["images_per_s"].median().reset_index()
+    points = finite(medians, "images_per_s")
     fig, ax = plt.subplots(figsize=FIGSIZE)
     if points.empty:
         _note(ax, "no images/s in these results")
@@ -219,15 +224,21 @@ def throughput_vs_batch(epochs: pd.DataFrame, path: Path) -> Path | None:
     order = epochs.sort_values(["params", "model"]).drop_duplicates("model")["model"].tolist()
     colors = plt.get_cmap("tab10")
     configs = sorted({(r.pipeline, r.precision) for r in points.itertuples()})
-    for (model, device, pipeline, precision), g in points.groupby(
-        ["model", "device", "pipeline", "precision"]
+    show_class = bool((points.groupby("device")["hw_class"].nunique() > 1).any())
+    classes = {dev: sorted(set(g["hw_class"])) for dev, g in points.groupby("device")}
+    for (model, device, hw_class, pipeline, precision), g in points.groupby(
+        ["model", "device", "hw_class", "pipeline", "precision"]
     ):
         g = g.sort_values("batch_size")
         several = len(configs) > 1
-        label = f"{model} {str(device).upper()}" + (f", {pipeline}, {precision}" if several else "")
+        label = f"{model} {str(device).upper()}" + (
+            f" {hw_class.split(':', 1)[-1] or 'unknown class'}" if show_class else ""
+        )
+        label += f", {pipeline}, {precision}" if several else ""
         color = colors(order.index(model) % 10)
         ax.plot(
-            g["batch_size"], g["images_per_s"], color=color, linestyle="-" if device == "gpu" else "--",
+            g["batch_size"], g["images_per_s"], color=color,
+            linestyle=CLASS_STYLES[device == "gpu"][classes[device].index(hw_class) % 3],
             marker=MARKERS[configs.index((pipeline, precision)) % len(MARKERS)], label=label,
             markerfacecolor=color if device == "gpu" else "white",
         )  # fmt: skip

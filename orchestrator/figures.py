@@ -12,6 +12,7 @@ Each function draws from the tables in orchestrator.stats and writes one file; t
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +24,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from orchestrator.pairing import class_label, pair_label, several_pairs  # noqa: E402
 from orchestrator.stats import CI_CONFIDENCE, PAPER_POINTS, fmt_seconds  # noqa: E402
 
 FIGSIZE = (8, 5)  # inches; every figure is FIGSIZE x DPI pixels except epoch_figures' breakdown
@@ -52,22 +54,39 @@ def _short(text: str, limit: int = 38) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _wrap(name: str, width: int = 14) -> str:
+    """A class name like "Xeon-Platinum-8480+-16c" on lines of at most `width` characters, broken after
+    a "-" ("Xeon-Platinum-\n8480+-16c"), so neighbouring bar labels do not overlap."""
+    lines = [""]
+    for part in re.findall(r"[^-]+-?|-", name):
+        if lines[-1] and len(lines[-1]) + len(part) > width:
+            lines.append("")
+        lines[-1] += part
+    return "\n".join(lines)
+
+
 def speedup_vs_params(table: pd.DataFrame, path: Path) -> Path:
     """Log-log speedup (median CPU epoch s / median GPU epoch s) vs parameter count.
 
-    One line per (batch_size, pipeline, precision) group that has at least one speedup, points labelled
-    with the model, each with its bootstrap interval (speedup_low..speedup_high, where both are finite) as
-    an error bar; the paper's three points are overlaid as black stars; y = 1 marks "no speedup"."""
+    One line per (batch_size, pipeline, precision) group and hardware pair (cpu_class, gpu_class, when the
+    table has them) that has at least one speedup; the legend names the pair when there are several
+    (pairing.several_pairs). Points are labelled with the model, each with its bootstrap interval
+    (speedup_low..speedup_high, where both are finite) as an error bar; the paper's three points are
+    overlaid as black stars; y = 1 marks "no speedup"."""
     fig, ax = plt.subplots(figsize=FIGSIZE)
     ys = [1.0]
     paired = finite(table, "speedup")
     ci_drawn = False
-    groups = paired.groupby(["batch_size", "pipeline", "precision"], sort=True)
-    for i, ((bs, pipeline, precision), g) in enumerate(groups):
-        g = g.sort_values("params")
-        (line,) = ax.plot(
-            g["params"], g["speedup"], marker="o", label=f"ours: batch {bs}, {pipeline}, {precision}"
+    hw = ["cpu_class", "gpu_class"] if {"cpu_class", "gpu_class"} <= set(paired.columns) else []
+    several = several_pairs(paired)
+    groups = paired.groupby(["batch_size", "pipeline", "precision"] + hw, sort=True)
+    for i, (key, g) in enumerate(groups):
+        bs, pipeline, precision = key[:3]
+        label = f"ours: batch {bs}, {pipeline}, {precision}" + (
+            f"; {pair_label(*key[3:])}" if several else ""
         )
+        g = g.sort_values("params")
+        (line,) = ax.plot(g["params"], g["speedup"], marker="o", label=label)
         if {"speedup_low", "speedup_high"} <= set(g.columns):
             ci = finite(finite(g, "speedup_low"), "speedup_high")
             if not ci.empty:
@@ -142,28 +161,36 @@ class CellLayout:
     centers: list[float]
     models: list[str]
     show_config: bool
+    show_class: bool = False
 
 
 def cell_layout(data: pd.DataFrame) -> CellLayout:
-    """One group per model ordered by params, one slot per cell ordered by device then config; a cell is
-    labelled with its device, plus batch/pipeline/precision when the data holds more than one config."""
+    """One group per model ordered by params, one slot per cell ordered by device, hardware class, then
+    config; a cell is labelled with its device, plus its hw_class when a device has more than one class
+    in the data, plus batch/pipeline/precision when the data holds more than one config."""
     show_config = len(data[["batch_size", "pipeline", "precision"]].drop_duplicates()) > 1
+    show_class = "hw_class" in data and bool((data.groupby("device")["hw_class"].nunique() > 1).any())
+    order = (
+        ["device"] + (["hw_class"] if "hw_class" in data else []) + ["batch_size", "pipeline", "precision"]
+    )
     models = data.sort_values(["params", "model"]).drop_duplicates("model")["model"].tolist()
     placed, labels, centers = [], [], []
     x = 0.0
     for model in models:
-        cells = data[data["model"] == model].sort_values(["device", "batch_size", "pipeline", "precision"])
+        cells = data[data["model"] == model].sort_values(order)
         start = x
         for _, cell in cells.iterrows():
             placed.append((x, cell))
             label = str(cell["device"]).upper()
+            if show_class:
+                label += "\n" + _wrap(class_label(cell["hw_class"]).split(":", 1)[-1])
             if show_config:
                 label += f"\nbs{cell['batch_size']}\n{cell['pipeline']}\n{cell['precision']}"
             labels.append(label)
             x += 1.0
         centers.append((start + x - 1.0) / 2)
         x += 0.8  # gap between model groups
-    return CellLayout(placed, labels, centers, models, show_config)
+    return CellLayout(placed, labels, centers, models, show_config, show_class)
 
 
 def label_cells(ax: plt.Axes, layout: CellLayout, models: bool = True) -> None:
@@ -174,7 +201,8 @@ def label_cells(ax: plt.Axes, layout: CellLayout, models: bool = True) -> None:
     if models:
         models_axis = ax.secondary_xaxis("bottom")
         models_axis.set_xticks(layout.centers, layout.models, fontsize=10, fontweight="bold")
-        models_axis.tick_params(axis="x", length=0, pad=48 if layout.show_config else 18)
+        lines = max((label.count("\n") for label in layout.labels), default=0)  # under the device
+        models_axis.tick_params(axis="x", length=0, pad=18 + 10 * lines)
         models_axis.spines["bottom"].set_visible(False)
 
 

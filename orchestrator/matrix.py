@@ -189,7 +189,8 @@ def _fits(need: dict[str, float], have: dict[str, float]) -> bool:
 
 
 def describe(resources: dict[str, float]) -> str:
-    parts = [f"{resources.get('GPU', 0):g} GPU", f"{resources.get('CPU', 0):g} CPUs"]
+    cpus = resources.get("CPU", 0)
+    parts = [f"{resources.get('GPU', 0):g} GPU", f"{cpus:g} CPU{'' if cpus == 1 else 's'}"]
     return " + ".join(parts) if resources.get("GPU") else parts[1]
 
 

@@ -8,8 +8,8 @@ comes from one helper that returns "" when its condition does not hold:
     range        the spread of speedups over the cells measured on both devices, and the largest
     slower       cells where the GPU was slower than the CPU (speedup < 1)
     input-bound  cells whose GPU data-wait share exceeds stats.INPUT_BOUND_SHARE
-    trend        per (batch, pipeline, precision) with 2+ paired models: does speedup grow with
-                 parameter count (strictly, in params order), compared with the paper's rising points
+    trend        per (batch, pipeline, precision) and hardware pair with 2+ paired models: does speedup
+                 grow with parameter count (strictly, in params order), compared with the paper's points
     flagged      cells whose epoch times carry a timing flag (noisy, extrapolated, ...)
 """
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from orchestrator.pairing import pair_label, several_pairs
 from orchestrator.stats import INPUT_BOUND_SHARE, PAPER_POINTS, fmt_pct, fmt_speedup, is_missing
 
 CONFIG = ["batch_size", "pipeline", "precision"]
@@ -25,15 +26,24 @@ TIMING_FLAGS = ("noisy", "extrapolated", "warm-up only", "single-sample", "mixed
 PAPER_TREND = " → ".join(stated.split(" ")[0] for *_, stated in PAPER_POINTS)  # "~2x → >7x → 40.6x"
 
 
-def _config(r) -> str:
-    return f"batch {r.batch_size}, {r.pipeline}, {r.precision}"
+def _config(r, hw: bool = False) -> str:
+    return f"batch {r.batch_size}, {r.pipeline}, {r.precision}" + (
+        f", {pair_label(r.cpu_class, r.gpu_class)}" if hw else ""
+    )
 
 
 def _namer(table: pd.DataFrame):
     """Cell names: the model alone when the table holds one (batch, pipeline, precision) config, else
-    model/bsN/pipeline/precision (the trial-name style)."""
+    model/bsN/pipeline/precision (the trial-name style); followed by " (gpu:H200 vs cpu:...)" when the
+    table compares several hardware pairs (pairing.several_pairs)."""
     several = len(table[CONFIG].drop_duplicates()) > 1 if len(table) else False
-    return lambda r: f"{r.model}/bs{r.batch_size}/{r.pipeline}/{r.precision}" if several else str(r.model)
+    hw = several_pairs(table)
+
+    def name(r) -> str:
+        base = f"{r.model}/bs{r.batch_size}/{r.pipeline}/{r.precision}" if several else str(r.model)
+        return base + (f" ({pair_label(r.cpu_class, r.gpu_class)})" if hw else "")
+
+    return name
 
 
 def _join(items: list[str]) -> str:
@@ -84,18 +94,20 @@ def input_bound_sentence(table: pd.DataFrame) -> str:
 
 
 def trend_sentences(table: pd.DataFrame) -> list[str]:
-    """Over each config with 2+ paired models of different sizes: one sentence for the configs where
-    speedup grows strictly with parameter count, one for those where it does not; none when no config
-    has two sizes to compare."""
+    """Over each config (and hardware pair, when the table has class columns) with 2+ paired models of
+    different sizes: one sentence for the configs where speedup grows strictly with parameter count, one
+    for those where it does not; none when no config has two sizes to compare."""
     paired = _paired(table)
-    several = len(paired[CONFIG].drop_duplicates()) > 1
+    hw = several_pairs(paired)
+    keys = CONFIG + (["cpu_class", "gpu_class"] if {"cpu_class", "gpu_class"} <= set(paired.columns) else [])
+    several = len(paired[keys].drop_duplicates()) > 1
     grows, not_grows = [], []
-    for _key, g in paired.groupby(CONFIG, sort=True):
+    for _key, g in paired.groupby(keys, sort=True):
         g = g.sort_values(["params", "model"], kind="stable")
         if g["params"].nunique() < 2:
             continue
         steps = " → ".join(f"{r.model} {fmt_speedup(r.speedup)}" for r in g.itertuples())
-        where = f"at {_config(next(g.itertuples()))} ({steps})" if several else f"({steps})"
+        where = f"at {_config(next(g.itertuples()), hw)} ({steps})" if several else f"({steps})"
         speedups = g["speedup"].astype(float).tolist()
         increasing = all(b > a for a, b in zip(speedups, speedups[1:], strict=False))
         (grows if increasing else not_grows).append(where)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from orchestrator.stats import CELL, steady_epochs
+from orchestrator.stats import CELL, HW_CLASS, steady_epochs
 from trainables.flops import train_flops_per_image
 
 
@@ -119,7 +119,7 @@ def _flops_or_nan(flops_fn: Callable[[str], float], model) -> float:
 def efficiency_table(
     epochs: pd.DataFrame, flops_fn: Callable[[str], float] = train_flops_per_image
 ) -> pd.DataFrame:
-    """One row per cell (model, device, batch_size, pipeline, precision) and device_name:
+    """One row per cell (model, device, batch_size, pipeline, precision), device_name and hw_class:
 
     images_per_s      median(images_per_s) over the steady epochs (stats.steady_epochs), NaN if absent
     gflop_per_image   flops_fn(model) / 1e9 (training FLOPs of one image), NaN if it cannot be counted
@@ -129,8 +129,16 @@ def efficiency_table(
     n                 epochs in the median
 
     Pass successful epochs (stats.ok_epochs). A cell that ran on differently named devices gets one row
-    per name, so no peak is applied to another GPU's runs."""
-    columns = CELL + ["device_name", "images_per_s", "gflop_per_image", "achieved_tflops", "peak_tflops"]
+    per name, so no peak is applied to another GPU's runs, and one per hardware class (stats.HW_CLASS,
+    "" when unknown), so a 64-core and a 16-core class of one CPU model are not pooled."""
+    columns = CELL + [
+        "device_name",
+        HW_CLASS,
+        "images_per_s",
+        "gflop_per_image",
+        "achieved_tflops",
+        "peak_tflops",
+    ]
     columns += ["mfu", "n"]
     if epochs.empty:
         return pd.DataFrame(columns=columns)
@@ -140,8 +148,8 @@ def efficiency_table(
     ips = pd.to_numeric(steady.get("images_per_s", pd.Series(np.nan, index=steady.index)), errors="coerce")
     steady = steady.assign(_ips=ips.astype(float))
     rows = []
-    for key, g in steady.groupby(CELL + ["device_name"], dropna=False, sort=False):
-        row = dict(zip(CELL + ["device_name"], key, strict=True))
+    for key, g in steady.groupby(CELL + ["device_name", HW_CLASS], dropna=False, sort=False):
+        row = dict(zip(CELL + ["device_name", HW_CLASS], key, strict=True))
         samples = g["_ips"].dropna()
         images_per_s = float(np.median(samples)) if len(samples) else math.nan
         flops = _flops_or_nan(flops_fn, row["model"])

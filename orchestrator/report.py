@@ -24,9 +24,12 @@ from pathlib import Path
 import pandas as pd
 
 from orchestrator import epoch_figures, figures, narrative
+from orchestrator.errors import BenchctlError
 from orchestrator.html import write_html
+from orchestrator.pairing import class_label, pair_label, several_classes, several_pairs
 from orchestrator.results import ResultsError, read_results
 from orchestrator.sections import (
+    class_matrix_section,
     efficiency_section,
     environment_section,
     failures_section,
@@ -158,6 +161,14 @@ HOW_TO_READ = f"""## How to read this
   packages); it needs both counters on both sides, else "—" (GPU energy alone would flatter the GPU).
   Why a counter was unreadable is listed under Environment.
 """
+# appended to HOW_TO_READ when the results record hardware classes (has_classes)
+HOW_TO_READ_CLASSES = """\
+- **CPU class / GPU class** = the hardware class of the node a cell ran on, e.g. `gpu:H200` or
+  `cpu:EPYC-7763-64c` (CPU model and the cores Ray gives the node). Cells of different classes are never
+  pooled: a configuration measured on several classes gets one speedup per (CPU class, GPU class) pair,
+  each with its own interval and flags, also shown as a matrix under "Speedup by hardware class" when a
+  configuration has more than one class on a side.
+"""
 
 
 # Every column a results table can show: header -> how one speedup-table row renders in it.
@@ -167,6 +178,8 @@ _COLUMNS = {
     "batch": lambda r: str(r.batch_size),
     "pipeline": lambda r: r.pipeline,
     "precision": lambda r: r.precision,
+    "CPU class": lambda r: class_label(r.cpu_class) if r.cpu_n else DASH,
+    "GPU class": lambda r: class_label(r.gpu_class) if r.gpu_n else DASH,
     "CPU epoch s": lambda r: fmt_seconds(r.cpu_epoch_s),
     "GPU epoch s": lambda r: fmt_seconds(r.gpu_epoch_s),
     "speedup": lambda r: fmt_speedup_ci(r.speedup, r.speedup_low, r.speedup_high),
@@ -187,8 +200,19 @@ def _rows(table: pd.DataFrame, columns: list[str]) -> list[list[str]]:
     return [[_COLUMNS[c](r) for c in columns] for r in table.itertuples()]
 
 
+def has_classes(table: pd.DataFrame) -> bool:
+    """Whether any row of a speedup_table names a hardware class (schema-1 results never do)."""
+    cols = [c for c in ("cpu_class", "gpu_class") if c in table]
+    return any(table[c].fillna("").astype(str).ne("").any() for c in cols)
+
+
+def _columns(table: pd.DataFrame, columns: list[str]) -> list[str]:
+    """`columns` without "CPU class" / "GPU class" unless the table names a class (has_classes)."""
+    return [c for c in columns if has_classes(table) or c not in ("CPU class", "GPU class")]
+
+
 def _table_section(table: pd.DataFrame) -> str:
-    columns = list(_COLUMNS)
+    columns = _columns(table, list(_COLUMNS))
     return "## Results\n\n" + md_table(columns, _rows(table, columns)) + "\n"
 
 
@@ -203,13 +227,16 @@ def _figures_section(keys: list[str]) -> str:
 
 
 def terminal_table(table: pd.DataFrame) -> str:
-    """The speedup table as aligned plain text for a terminal (GPU J = median GPU joules per epoch)."""
+    """The speedup table as aligned plain text for a terminal (GPU J = median GPU joules per epoch); the
+    CPU and GPU class columns appear when the results name hardware classes (has_classes)."""
     columns = [
         "model",
         "params",
         "batch",
         "pipeline",
         "precision",
+        "CPU class",
+        "GPU class",
         "CPU epoch s",
         "GPU epoch s",
         "speedup",
@@ -217,11 +244,15 @@ def terminal_table(table: pd.DataFrame) -> str:
         "GPU acc",
         "GPU J/epoch",
     ]
+    columns = _columns(table, columns)
     header = [_TERMINAL.get(c, c) for c in columns]
     rows = _rows(table, columns)
     text = _aligned(header, rows, left=1)
+    several = several_pairs(table)
     flagged = [
-        f"  {r.model} bs{r.batch_size} {r.pipeline} {r.precision}: {r.flags}"
+        f"  {r.model} bs{r.batch_size} {r.pipeline} {r.precision}"
+        + (f" ({pair_label(r.cpu_class, r.gpu_class)})" if several else "")
+        + f": {r.flags}"
         for r in table.itertuples()
         if r.flags
     ]
@@ -274,9 +305,10 @@ def build_report(
             f"# GPU vs CPU training speedup: {', '.join(sweeps)}\n",
             f"Sweep(s): {', '.join(f'`{s}`' for s in sweeps)}. Dataset: {datasets}. "
             f"{len(epochs)} epoch rows from {n_runs} completed trial attempts.\n",
-            HOW_TO_READ,
+            HOW_TO_READ + (HOW_TO_READ_CLASSES if has_classes(table) else ""),
             _table_section(table),
             narrative.section(table),
+            *([class_matrix_section(table)] if several_classes(table) else []),
             _figures_section(keys := _figure_keys(epochs)),
             paper_section(table),
             parity_section(epochs),
@@ -289,7 +321,12 @@ def build_report(
     )
     terminal_text = terminal_table(table)
 
-    out_dir.mkdir(parents=True, exist_ok=True)
+    try:  # try the write itself: a pre-check with os.access would be wrong for root and on NFS
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BenchctlError(
+            f"--out: cannot create {out_dir} ({exc.strerror}); choose a writable --out"
+        ) from None
     staging = Path(tempfile.mkdtemp(prefix=".report-", dir=out_dir))
     try:
         for key in keys:
@@ -313,5 +350,6 @@ def build_report(
 
 
 def table_json(table: pd.DataFrame) -> str:
-    """The speedup table as a JSON list of rows for scripts; missing numbers are null, never NaN."""
+    """The speedup table as a JSON list of rows for scripts (one per configuration and hardware pair, with
+    cpu_class / gpu_class: "" when unknown); missing numbers are null, never NaN."""
     return table.to_json(orient="records", indent=2)

@@ -194,6 +194,8 @@ def read_kind(results_dir: Path, kind: str) -> pd.DataFrame:
 
 def read_results(results_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(epochs, trials) of a sweep directory. Raises ResultsError for a missing or empty directory."""
+    if results_dir.exists() and not results_dir.is_dir():
+        raise ResultsError(f"{results_dir} is a file, not a results directory; pass the folder a sweep wrote")
     if not results_dir.is_dir():
         raise ResultsError(f"results directory {results_dir} does not exist; pass the folder a sweep wrote")
     epochs, trials = read_kind(results_dir, "epochs"), read_kind(results_dir, "trials")

@@ -1,9 +1,11 @@
-"""The report.md sections after the results table and figures: comparison with the paper, accuracy
-parity, compute efficiency, fidelity (from bench/fidelity.py's JSON files), notes, environment and failed
-trial attempts. Each builder returns one Markdown section; orchestrator.report puts them together.
+"""The report.md sections besides the results table and figures: speedup by hardware class, comparison
+with the paper, accuracy parity, compute efficiency, fidelity (from bench/fidelity.py's JSON files), notes,
+environment and failed trial attempts. Each builder returns one Markdown section; orchestrator.report puts
+them together.
 
     from orchestrator import sections
     print(sections.parity_section(epochs))        # epochs: read_results rows, after stats.ok_epochs
+    if several_classes(table): print(sections.class_matrix_section(table))   # table: stats.speedup_table
     found = sections.read_fidelity([Path("results/s1")])  # [(file, rows)]; ResultsError if malformed
     print(sections.fidelity_section(found) if found else "no fidelity*.json")
     print(sections.md_table(["a", "b"], [["1", "2"]]))
@@ -17,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from orchestrator.pairing import class_label, pair_label, several_pairs, speedup_matrices
 from orchestrator.parity import (
     EQUIVALENCE_MARGIN_PP,
     MIN_REPEATS,
@@ -27,12 +30,14 @@ from orchestrator.parity import (
 from orchestrator.peaks import PEAK_COLUMN, efficiency_table
 from orchestrator.results import ResultsError
 from orchestrator.stats import (
+    CI_CONFIDENCE,
     DASH,
     PAPER_POINTS,
     fmt_params,
     fmt_pct,
     fmt_seconds,
     fmt_speedup,
+    fmt_speedup_ci,
     is_missing,
 )
 
@@ -51,12 +56,41 @@ def md_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def class_matrix_section(table: pd.DataFrame) -> str:
+    """Per (model, batch, pipeline, precision) measured on both devices (pairing.speedup_matrices): GPU
+    classes as rows, CPU classes as columns, each entry the pair's speedup with its interval, or "—"."""
+    parts = [
+        "## Speedup by hardware class\n\n"
+        "Some configurations ran on more than one CPU or GPU class (the hardware class of the node, "
+        "e.g. from `benchctl sweep --per-class`). Classes are never pooled: each entry is the median CPU "
+        "epoch time of the column's CPU class / the median GPU epoch time of the row's GPU class, with its "
+        f"{CI_CONFIDENCE:.0%} bootstrap interval; {DASH} where that pair was not measured on both "
+        "devices. Configurations measured on one device only are listed under Results.\n"
+    ]
+    for (model, batch, pipeline, precision), gpus, cpus, at in speedup_matrices(table):
+
+        def entry(gpu: str, cpu: str, at=at) -> str:
+            r = at.get((gpu, cpu))
+            return DASH if r is None else fmt_speedup_ci(r.speedup, r.speedup_low, r.speedup_high)
+
+        rows = [[class_label(gpu)] + [entry(gpu, cpu) for cpu in cpus] for gpu in gpus]
+        header = ["GPU class / CPU class"] + [class_label(cpu) for cpu in cpus]
+        parts.append(f"### {model} (batch {batch}, {pipeline}, {precision})\n\n{md_table(header, rows)}\n")
+    return "\n".join(parts)
+
+
+def _hw(r, several: bool) -> str:
+    """ "; gpu:H200 vs cpu:EPYC-7763-64c" for a table row when the table compares several hardware pairs."""
+    return f"; {pair_label(r.cpu_class, r.gpu_class)}" if several else ""
+
+
 def paper_section(table: pd.DataFrame) -> str:
     rows = []
+    several = several_pairs(table)
     for model, _label, params, _value, stated in PAPER_POINTS:
         mine = table[table["model"] == model]
         ours = [
-            f"{fmt_speedup(r.speedup)} (batch {r.batch_size}, {r.pipeline}, {r.precision}; "
+            f"{fmt_speedup(r.speedup)} (batch {r.batch_size}, {r.pipeline}, {r.precision}{_hw(r, several)}; "
             + (
                 f"CPU {fmt_seconds(r.cpu_epoch_s)} s, GPU {fmt_seconds(r.gpu_epoch_s)} s)"
                 if r.cpu_n and r.gpu_n
@@ -116,13 +150,15 @@ def efficiency_section(epochs: pd.DataFrame) -> str:
     """Achieved TFLOP/s and MFU per cell and device name: orchestrator.peaks.efficiency_table."""
     header = ["model", "batch", "pipeline", "precision", "device", "device name", "GFLOP/train image"]
     header += ["images/s", "achieved TFLOP/s", "peak TFLOP/s", "MFU"]
+    table = efficiency_table(epochs)
+    several = {dev for dev, g in table.groupby("device") if g["hw_class"].nunique() > 1}  # show the class
     rows = [
         [r.model, str(r.batch_size), r.pipeline, r.precision, r.device.upper()]
-        + [DASH if is_missing(r.device_name) else str(r.device_name), fmt_seconds(r.gflop_per_image)]
+        + [_device_name(r, several), fmt_seconds(r.gflop_per_image)]
         + [fmt_seconds(r.images_per_s), fmt_seconds(r.achieved_tflops)]
         + [DASH if is_missing(r.peak_tflops) else f"{r.peak_tflops:g} ({PEAK_COLUMN[r.precision].upper()})"]
         + [fmt_pct(r.mfu)]
-        for r in efficiency_table(epochs).itertuples()
+        for r in table.itertuples()
     ]
     return (
         "## Compute efficiency\n\n"
@@ -135,6 +171,12 @@ def efficiency_section(epochs: pd.DataFrame) -> str:
         "default), so fp32 MFU can exceed what the FP32 peak suggests, even 100%; it is shown as measured. "
         "No MFU (—) for CPUs and GPUs without a tabulated peak.\n\n" + md_table(header, rows) + "\n"
     )
+
+
+def _device_name(r, several: set) -> str:
+    """An efficiency row's device name, with its hardware class when its device has several classes."""
+    name = DASH if is_missing(r.device_name) else str(r.device_name)
+    return f"{name} ({class_label(r.hw_class)})" if r.device in several else name
 
 
 def _fidelity_rows(path: Path) -> list[dict]:
@@ -205,8 +247,9 @@ def fidelity_section(found: list[tuple[Path, list[dict]]]) -> str:
 
 def notes_section(table: pd.DataFrame, summary: pd.DataFrame) -> str:
     notes = []
+    several = several_pairs(table)
     for r in table.itertuples():
-        name = f"{r.model} (batch {r.batch_size}, {r.pipeline}, {r.precision})"
+        name = f"{r.model} (batch {r.batch_size}, {r.pipeline}, {r.precision}{_hw(r, several)})"
         if r.flags:
             notes.append(f"- {name}: {r.flags}")
         for dev, other in (("cpu", "gpu"), ("gpu", "cpu")):

@@ -3,15 +3,17 @@
     from orchestrator.results import read_results
     from orchestrator.stats import speedup_table
     epochs, trials = read_results(Path("results/s1"))
-    print(speedup_table(epochs))   # one row per (model, batch_size, pipeline, precision)
+    print(speedup_table(epochs))   # per (model, batch_size, pipeline, precision, CPU class, GPU class)
 
 Definitions used everywhere (and printed in report.md):
-    cell          = (model, device, batch_size, pipeline, precision); repeats of a cell are pooled
+    cell          = (model, device, batch_size, pipeline, precision, hw_class); repeats of a cell are
+                    pooled, hardware classes never (hw_class null or absent, as in schema-1 results, is "")
     steady epochs = epochs with warmup == False (epoch 1 carries one-time costs: cuDNN autotune, caches)
     epoch time    = median(epoch_s) over the cell's steady epochs, pooled across repeats
     epoch_s_iqr   = q75 - q25 of the same samples (numpy's default linear-interpolated percentiles)
     speedup       = median(cpu epoch_s) / median(gpu epoch_s), only between cells with the same
-                    model, batch_size, pipeline and precision
+                    model, batch_size, pipeline and precision; one per (CPU class, GPU class) combination
+                    (orchestrator.pairing.class_pairs)
     speedup CI    = percentile bootstrap interval (95%, seeded) of median(cpu)/median(gpu), each side
                     resampled with replacement from its steady epoch samples: bootstrap_speedup_ci
     noisy         = a side's epoch_s_iqr > NOISY_IQR_SHARE (10%) of its epoch_s median
@@ -30,11 +32,23 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
+from orchestrator.formats import (  # noqa: F401  (re-exported: the report, figures and tests use them)
+    DASH,
+    fmt_params,
+    fmt_pct,
+    fmt_seconds,
+    fmt_speedup,
+    fmt_speedup_ci,
+    fmt_util,
+    is_missing,
+)
+from orchestrator.pairing import PAIR, class_pairs
+
 CELL = ["model", "device", "batch_size", "pipeline", "precision"]
-PAIR = ["model", "batch_size", "pipeline", "precision"]
+HW_CLASS = "hw_class"  # e.g. "gpu:H200", "cpu:EPYC-7763-64c" (orchestrator.hardware); "" when unknown
+CLASS_CELL = CELL + [HW_CLASS]  # what cell_summary groups by: a cell never pools hardware classes
 DEVICES = ("cpu", "gpu")
 RUN = ["sweep", "trial", "attempt"]  # one training run (a repeat of a cell)
-DASH = "—"  # shown for a missing number (e.g. a device not measured), never a made-up value
 # Settings that should be constant inside a cell; pooling differing values would mix two experiments.
 _MUST_MATCH = ["dataset", "cpus_allotted", "torch_threads", "data_workers"]
 # A side is flagged "noisy" when the IQR of its epoch_s samples exceeds this share of their median.
@@ -71,14 +85,22 @@ def ok_epochs(epochs: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFrame:
     return out.drop_duplicates(subset=RUN + ["epoch"]).reset_index(drop=True)
 
 
+def with_hw_class(epochs: pd.DataFrame) -> pd.DataFrame:
+    """A copy of `epochs` whose hw_class is a str column: "" where null or where the column is absent."""
+    out = epochs.copy()
+    out[HW_CLASS] = out[HW_CLASS].fillna("").astype(str) if HW_CLASS in out else ""
+    return out
+
+
 def steady_epochs(epochs: pd.DataFrame) -> pd.DataFrame:
-    """Rows with warmup == False, plus a bool column `warmup_only`.
+    """Rows with warmup == False, plus a bool column `warmup_only` and hw_class as with_hw_class.
 
     A cell that has no steady epoch at all (every run was 1 epoch) keeps its warm-up rows instead, with
     warmup_only = True, so the report can show a number and say it is "warm-up only"."""
+    epochs = with_hw_class(epochs)
     warm = epochs["warmup"].fillna(False).astype(bool).to_numpy()
     has_steady = (
-        epochs.assign(_steady=~warm).groupby(CELL, dropna=False)["_steady"].transform("any").to_numpy()
+        epochs.assign(_steady=~warm).groupby(CLASS_CELL, dropna=False)["_steady"].transform("any").to_numpy()
     )
     keep = ~warm | ~has_steady
     out = epochs[keep].copy()
@@ -131,7 +153,7 @@ def full_epoch_images(epochs: pd.DataFrame) -> pd.Series:
 
 
 def cell_summary(epochs: pd.DataFrame) -> pd.DataFrame:
-    """One row per cell (model, device, batch_size, pipeline, precision) with:
+    """One row per cell (model, device, batch_size, pipeline, precision, hw_class) with:
 
     params        max(params) of the cell's rows (a model has one count)
     epoch_s       median(epoch_s) over the cell's steady epochs, pooled across repeats
@@ -158,7 +180,7 @@ def cell_summary(epochs: pd.DataFrame) -> pd.DataFrame:
     energy_scope  what energy_j covers: "GPU+CPU", "GPU only", "CPU", or "" when energy_j is NaN
     energy_j_per_image   median over the same epochs of that epoch energy / full-epoch images
     """
-    columns = CELL + [
+    columns = CLASS_CELL + [
         "params", "epoch_s", "epoch_s_iqr", "n", "runs", "data_share", "test_acc", "extrapolated",
         "eval_partial", "warmup_only", "overlapped", "mixed", "device_names", "hosts", "gpu_energy_j",
         "cpu_energy_j", "gpu_util_pct", "gpu_j_per_image", "cpu_j_per_image", "energy_j", "energy_scope",
@@ -166,17 +188,19 @@ def cell_summary(epochs: pd.DataFrame) -> pd.DataFrame:
     ]  # fmt: skip
     if epochs.empty:
         return pd.DataFrame(columns=columns)
+    epochs = with_hw_class(epochs)
     steady = steady_epochs(epochs)
     last = epochs.sort_values("epoch", kind="stable").groupby(RUN, dropna=False).tail(1)
     rows = []
-    for key, g in steady.groupby(CELL, dropna=False, sort=False):
+    for key, g in steady.groupby(CLASS_CELL, dropna=False, sort=False):
         ratio = g["data_s"] / g["epoch_s"].where(g["epoch_s"] > 0)
         mixed = [c for c in _MUST_MATCH if c in g and g[c].nunique(dropna=True) > 1]
-        final_acc = last.loc[_select(last, CELL, key), "test_acc"]
-        energy = _cell_energy(g, device=dict(zip(CELL, key, strict=True))["device"])
+        final_acc = last.loc[_select(last, CLASS_CELL, key), "test_acc"]
+        cell = _select(epochs, CLASS_CELL, key)
+        energy = _cell_energy(g, device=dict(zip(CLASS_CELL, key, strict=True))["device"])
         rows.append(
             dict(
-                zip(CELL, key, strict=True),
+                zip(CLASS_CELL, key, strict=True),
                 params=int(g["params"].max()) if g["params"].notna().any() else np.nan,
                 epoch_s=float(np.median(g["epoch_s"].dropna())) if g["epoch_s"].notna().any() else np.nan,
                 epoch_s_iqr=iqr(g["epoch_s"]),
@@ -185,7 +209,7 @@ def cell_summary(epochs: pd.DataFrame) -> pd.DataFrame:
                 data_share=float(ratio.median()) if ratio.notna().any() else np.nan,
                 test_acc=float(final_acc.mean()) if final_acc.notna().any() else np.nan,
                 extrapolated=bool(g["extrapolated"].fillna(False).any()),
-                eval_partial=bool(epochs.loc[_select(epochs, CELL, key), "eval_partial"].fillna(False).any()),
+                eval_partial=bool(epochs.loc[cell, "eval_partial"].fillna(False).any()),
                 warmup_only=bool(g["warmup_only"].all()),
                 overlapped=bool("overlapped_with" in g and g["overlapped_with"].notna().any()),
                 mixed=", ".join(mixed),
@@ -195,7 +219,7 @@ def cell_summary(epochs: pd.DataFrame) -> pd.DataFrame:
             )
         )
     out = pd.DataFrame(rows, columns=columns)
-    return out.sort_values(["params", "model", "device"], kind="stable").reset_index(drop=True)
+    return out.sort_values(["params", "model", "device", HW_CLASS], kind="stable").reset_index(drop=True)
 
 
 def _cell_energy(g: pd.DataFrame, device) -> dict:
@@ -317,9 +341,13 @@ def _flags(side: str, row: pd.Series | None) -> list[str]:
 
 
 def speedup_table(epochs: pd.DataFrame) -> pd.DataFrame:
-    """One row per (model, batch_size, pipeline, precision), sorted by params:
+    """One row per (model, batch_size, pipeline, precision) and per (cpu_class, gpu_class) combination of
+    the hardware classes measured for it (orchestrator.pairing.class_pairs: every CPU class x every GPU
+    class; a class is "" when unknown, e.g. schema-1 results, so one class a side gives one row), sorted
+    by params:
 
-    params, cpu_epoch_s, gpu_epoch_s (cell medians, see cell_summary), cpu_epoch_s_iqr, gpu_epoch_s_iqr,
+    cpu_class, gpu_class (the cells' hw_class), params, cpu_epoch_s, gpu_epoch_s (cell medians, see
+    cell_summary), cpu_epoch_s_iqr, gpu_epoch_s_iqr,
     speedup = speedup(cpu steady epoch_s, gpu steady epoch_s) = cpu_epoch_s / gpu_epoch_s (NaN when a
     device is missing), speedup_low, speedup_high = bootstrap_speedup_ci(the same samples) (NaN when a
     side has fewer than 2 samples), cpu_acc, gpu_acc, cpu_data_share, gpu_data_share, cpu_n, gpu_n,
@@ -333,7 +361,8 @@ def speedup_table(epochs: pd.DataFrame) -> pd.DataFrame:
     unless CPU energy is known on both sides and GPU energy on the GPU side.
     """
     columns = PAIR + [
-        "params", "cpu_epoch_s", "gpu_epoch_s", "cpu_epoch_s_iqr", "gpu_epoch_s_iqr", "speedup",
+        "cpu_class", "gpu_class", "params", "cpu_epoch_s", "gpu_epoch_s", "cpu_epoch_s_iqr",
+        "gpu_epoch_s_iqr", "speedup",
         "speedup_low", "speedup_high", "cpu_acc", "gpu_acc", "cpu_data_share",
         "gpu_data_share", "cpu_n", "gpu_n", "cpu_device", "gpu_device", "flags", "cpu_energy_j",
         "gpu_energy_j", "gpu_util_pct", "gpu_cell_energy_j", "gpu_energy_scope", "energy_speedup",
@@ -344,89 +373,55 @@ def speedup_table(epochs: pd.DataFrame) -> pd.DataFrame:
     steady = steady_epochs(epochs)
     rows = []
     for key, g in summary.groupby(PAIR, dropna=False, sort=False):
-        side = {
-            dev: (g[g["device"] == dev].iloc[0] if (g["device"] == dev).any() else None) for dev in DEVICES
-        }
         pair = _select(steady, PAIR, key)
-        samples = {dev: steady.loc[pair & (steady["device"] == dev).to_numpy(), "epoch_s"] for dev in side}
-
-        def get(dev: str, col: str, default=np.nan, side=side):
-            return side[dev][col] if side[dev] is not None else default
-
-        low, high = bootstrap_speedup_ci(samples["cpu"], samples["gpu"])
-        rows.append(
-            dict(
-                zip(PAIR, key, strict=True),
-                params=g["params"].max(),
-                cpu_epoch_s=get("cpu", "epoch_s"),
-                gpu_epoch_s=get("gpu", "epoch_s"),
-                cpu_epoch_s_iqr=get("cpu", "epoch_s_iqr"),
-                gpu_epoch_s_iqr=get("gpu", "epoch_s_iqr"),
-                speedup=speedup(samples["cpu"], samples["gpu"]),
-                speedup_low=low,
-                speedup_high=high,
-                cpu_acc=get("cpu", "test_acc"),
-                gpu_acc=get("gpu", "test_acc"),
-                cpu_data_share=get("cpu", "data_share"),
-                gpu_data_share=get("gpu", "data_share"),
-                cpu_n=get("cpu", "n", 0),
-                gpu_n=get("gpu", "n", 0),
-                cpu_device=get("cpu", "device_names", ""),
-                gpu_device=get("gpu", "device_names", ""),
-                flags=", ".join(_flags("cpu", side["cpu"]) + _flags("gpu", side["gpu"])),
-                cpu_energy_j=get("cpu", "cpu_energy_j"),
-                gpu_energy_j=get("gpu", "gpu_energy_j"),
-                gpu_util_pct=get("gpu", "gpu_util_pct"),
-                gpu_cell_energy_j=get("gpu", "energy_j"),
-                gpu_energy_scope=get("gpu", "energy_scope", ""),
-                energy_speedup=energy_speedup(side["cpu"], side["gpu"]),
+        for cpu_cell, gpu_cell in class_pairs(g):
+            side = {"cpu": cpu_cell, "gpu": gpu_cell}
+            samples = {dev: _samples(steady, pair, dev, side[dev]) for dev in DEVICES}
+            rows.append(
+                dict(zip(PAIR, key, strict=True), params=g["params"].max(), **_pair_row(side, samples))
             )
-        )
     out = pd.DataFrame(rows, columns=columns)
     return out.sort_values(["params"] + PAIR, kind="stable").reset_index(drop=True)
 
 
-# ---- display formats (shared by the report and the figures) ----------------------------------------
+def _samples(steady: pd.DataFrame, pair: np.ndarray, device: str, cell: pd.Series | None) -> pd.Series:
+    """The steady epoch_s samples of one cell (a cell_summary row) among the rows of its `pair` mask."""
+    if cell is None:
+        return pd.Series(dtype=float)
+    mask = pair & (steady["device"] == device).to_numpy() & (steady[HW_CLASS] == cell[HW_CLASS]).to_numpy()
+    return steady.loc[mask, "epoch_s"]
 
 
-def is_missing(x) -> bool:
-    """None or NaN/NA: a number that was not measured."""
-    return x is None or (isinstance(x, float) and math.isnan(x)) or pd.isna(x)
+def _pair_row(side: dict[str, pd.Series | None], samples: dict[str, pd.Series]) -> dict:
+    """The speedup_table columns after params for one CPU cell and one GPU cell (either may be None)."""
 
+    def get(dev: str, col: str, default=np.nan):
+        return side[dev][col] if side[dev] is not None else default
 
-def fmt_seconds(x) -> str:
-    """3 significant digits without scientific notation: 0.0123, 1.23, 12.3, 134, 5430."""
-    if is_missing(x):
-        return DASH
-    x = float(x)
-    if x == 0:
-        return "0"
-    digits = 2 - math.floor(math.log10(abs(x)))
-    return f"{round(x, digits):.{max(digits, 0)}f}"
-
-
-def fmt_speedup(x) -> str:
-    return DASH if is_missing(x) else f"{float(x):.2f}x"
-
-
-def fmt_speedup_ci(x, low, high) -> str:
-    """Speedup with its interval, "7.12x [6.80–7.40]"; plain "7.12x" without one ("—" without a speedup)."""
-    if is_missing(x) or is_missing(low) or is_missing(high):
-        return fmt_speedup(x)
-    return f"{float(x):.2f}x [{float(low):.2f}–{float(high):.2f}]"
-
-
-def fmt_pct(x, decimals: int = 1) -> str:
-    return DASH if is_missing(x) else f"{100 * float(x):.{decimals}f}%"
-
-
-def fmt_util(x) -> str:
-    """A utilization already in percent (NVML reports 0-100): 13.4 -> "13%"."""
-    return DASH if is_missing(x) else f"{float(x):.0f}%"
-
-
-def fmt_params(x) -> str:
-    if is_missing(x):
-        return DASH
-    x = float(x)
-    return f"{x / 1e6:.3g}M" if x >= 1e5 else f"{x / 1e3:.3g}k"
+    low, high = bootstrap_speedup_ci(samples["cpu"], samples["gpu"])
+    return dict(
+        cpu_class=get("cpu", HW_CLASS, ""),
+        gpu_class=get("gpu", HW_CLASS, ""),
+        cpu_epoch_s=get("cpu", "epoch_s"),
+        gpu_epoch_s=get("gpu", "epoch_s"),
+        cpu_epoch_s_iqr=get("cpu", "epoch_s_iqr"),
+        gpu_epoch_s_iqr=get("gpu", "epoch_s_iqr"),
+        speedup=speedup(samples["cpu"], samples["gpu"]),
+        speedup_low=low,
+        speedup_high=high,
+        cpu_acc=get("cpu", "test_acc"),
+        gpu_acc=get("gpu", "test_acc"),
+        cpu_data_share=get("cpu", "data_share"),
+        gpu_data_share=get("gpu", "data_share"),
+        cpu_n=get("cpu", "n", 0),
+        gpu_n=get("gpu", "n", 0),
+        cpu_device=get("cpu", "device_names", ""),
+        gpu_device=get("gpu", "device_names", ""),
+        flags=", ".join(_flags("cpu", side["cpu"]) + _flags("gpu", side["gpu"])),
+        cpu_energy_j=get("cpu", "cpu_energy_j"),
+        gpu_energy_j=get("gpu", "gpu_energy_j"),
+        gpu_util_pct=get("gpu", "gpu_util_pct"),
+        gpu_cell_energy_j=get("gpu", "energy_j"),
+        gpu_energy_scope=get("gpu", "energy_scope", ""),
+        energy_speedup=energy_speedup(side["cpu"], side["gpu"]),
+    )

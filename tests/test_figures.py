@@ -154,6 +154,35 @@ def test_epoch_time_shows_config_when_several(tmp_path, captured):
     assert "GPU\nbs128\nloader\namp" in labels and "GPU\nbs128\nloader\nfp32" in labels
 
 
+def test_speedup_vs_params_draws_one_line_per_hardware_pair(tmp_path, captured):
+    epyc, xeon = "cpu:EPYC-7763-64c", "cpu:Xeon-Platinum-8480+-16c"
+    t = pd.concat(
+        [
+            table({"simple_cnn": 1.5, "resnet18": 6.0}).assign(cpu_class=epyc, gpu_class="gpu:H200"),
+            table({"simple_cnn": 3.0, "resnet18": 12.0}).assign(cpu_class=xeon, gpu_class="gpu:H200"),
+        ]
+    )
+    figures.speedup_vs_params(t, tmp_path / "s.png")
+    ours = [line for line in captured[0].axes[0].get_lines() if line.get_label().startswith("ours")]
+    assert [line.get_label() for line in ours] == [
+        f"ours: batch 128, loader, fp32; gpu:H200 vs {epyc}",
+        f"ours: batch 128, loader, fp32; gpu:H200 vs {xeon}",
+    ]
+    assert [list(line.get_ydata()) for line in ours] == [[1.5, 6.0], [3.0, 12.0]]
+    # one pair: the label stays as before
+    figures.speedup_vs_params(t.iloc[:2], tmp_path / "s1.png")
+    labels = [line.get_label() for line in captured[1].axes[0].get_lines()]
+    assert "ours: batch 128, loader, fp32" in labels
+
+
+def test_epoch_time_labels_the_class_when_a_device_has_several(tmp_path, captured):
+    df = summary().assign(hw_class=lambda d: d["device"].map({"cpu": "cpu:EPYC-7763-64c", "gpu": "gpu:H200"}))
+    df.loc[len(df)] = dict(df.iloc[-2], hw_class="cpu:Xeon-Platinum-8480+-16c", epoch_s=300.0)  # simple_cnn
+    figures.epoch_time(df, tmp_path / "e.png")
+    labels = [t.get_text() for t in captured[0].axes[0].get_xticklabels()]
+    assert labels[:3] == ["CPU\nEPYC-7763-64c", "CPU\nXeon-Platinum-\n8480+-16c", "GPU\nH200"]  # wrapped
+
+
 def test_epoch_time_empty_summary_still_writes(tmp_path):
     empty = summary().iloc[0:0]
     path = figures.epoch_time(empty, tmp_path / "e.png")

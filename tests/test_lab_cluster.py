@@ -84,7 +84,7 @@ def test_sweep_spreads_over_hosts_and_the_driver_writes_every_row(lab, tmp_path)
     run = benchctl([*SWEEP, "--epochs", "2", "--max-steps", "20", "--repeats", "4", "--cluster", str(yaml),
                     "--out", str(out), "--name", "lab"], lab.env)  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "w1 (2 CPUs)" in run.stdout and "w2 (1 CPUs)" in run.stdout
+    assert "w1 (2 CPUs)" in run.stdout and "w2 (1 CPU)" in run.stdout
     assert "warning" not in run.stdout + run.stderr  # the cluster requires a token: nothing to warn about
     epochs, trials = read_results(out / "lab")
     assert (trials.status == "ok").all() and len(trials) == 4

@@ -8,10 +8,11 @@ from __future__ import annotations
 import json
 import re
 
+import pandas as pd
 import pytest
 
-from orchestrator import figures, report
-from orchestrator.report import build_report, fmt_params, fmt_pct, fmt_seconds, fmt_speedup
+from orchestrator import figures, report, sections
+from orchestrator.report import build_report, fmt_params, fmt_pct, fmt_seconds, fmt_speedup, fmt_speedup_ci
 from orchestrator.results import ResultsError, file_key, write_rows
 from orchestrator.stats import bootstrap_speedup_ci
 from trainables.flops import train_flops_per_image
@@ -547,3 +548,129 @@ def test_throughput_figure_only_with_several_batch_sizes(results, tmp_path):
     build_report([results], out)  # one batch size again: the stale figure goes with its listing
     assert "throughput_vs_batch" not in (out / "report.md").read_text()
     assert not (out / "figures/throughput_vs_batch.png").exists()
+
+
+# ---- hardware classes ------------------------------------------------------------------------------------
+
+EPYC, XEON, H200, A100 = "cpu:EPYC-7763-64c", "cpu:Xeon-Platinum-8480+-16c", "gpu:H200", "gpu:A100"
+
+
+def write_class_run(results, model, hw_class, epoch_s, repeat=0, **over):
+    """A run pinned to a hardware class (`sweep --per-class`): the class stands in the cell and trial ids."""
+    cell = f"{model}/{hw_class}/bs128/loader/fp32"
+    device = hw_class.split(":", 1)[0]
+    write_run(
+        results,
+        model,
+        device,
+        epoch_s,
+        repeat,
+        hw_class=hw_class,
+        cell=cell,
+        trial=f"{cell}/r{repeat}",
+        **over,
+    )
+
+
+def two_cpu_classes(tmp_path):
+    # resnet18: EPYC steady 20, 24 | 21, 23 -> median 22; Xeon 60, 64 | 61, 63 -> median 62;
+    # H200 4, 6 | 5, 5 -> median 5: speedups 22 / 5 = 4.40x and 62 / 5 = 12.40x (pooled CPUs would give 8.40x)
+    d = tmp_path / "classes"
+    for repeat, (epyc, xeon, h200) in enumerate(
+        [((20.0, 24.0), (60.0, 64.0), (4.0, 6.0)), ((21.0, 23.0), (61.0, 63.0), (5.0, 5.0))]
+    ):
+        write_class_run(d, "resnet18", EPYC, [WARMUP_S, *epyc], repeat)
+        write_class_run(d, "resnet18", XEON, [WARMUP_S, *xeon], repeat)
+        write_class_run(d, "resnet18", H200, [WARMUP_S, *h200], repeat)
+    return d
+
+
+def test_speedup_by_hardware_class_matrix(tmp_path):
+    rep = build_report([two_cpu_classes(tmp_path)], tmp_path / "out")
+    md = rep.paths[0].read_text()
+    gpu = [4.0, 6.0, 5.0, 5.0]
+    epyc = fmt_speedup_ci(22.0 / 5.0, *bootstrap_speedup_ci([20.0, 24.0, 21.0, 23.0], gpu))
+    xeon = fmt_speedup_ci(62.0 / 5.0, *bootstrap_speedup_ci([60.0, 64.0, 61.0, 63.0], gpu))
+    assert epyc.startswith("4.40x [") and xeon.startswith("12.40x [")
+    assert (
+        md.index("\n## What this shows\n")
+        < md.index("\n## Speedup by hardware class\n")
+        < md.index("\n## Figures\n")
+    )
+    matrix = section(md, "Speedup by hardware class")
+    assert "never pooled" in matrix
+    assert "### resnet18 (batch 128, loader, fp32)" in matrix
+    assert f"| GPU class / CPU class | {EPYC} | {XEON} |" in matrix
+    assert f"| {H200} | {epyc} | {xeon} |" in matrix
+    assert "8.40x" not in md  # the pooled CPU median never appears
+    # the results table has a row per hardware pair, naming the classes
+    header = results_header(md)
+    assert header[5:7] == ["CPU class", "GPU class"]
+    results = md.split("\n## Results\n")[1].split("\n## ")[0]
+    rows = [
+        [c.strip() for c in line.strip("|").split("|")]
+        for line in results.splitlines()
+        if line.startswith("| resnet18 |")
+    ]
+    assert [r[5:10] for r in rows] == [[EPYC, H200, "22.0", "5.00", epyc], [XEON, H200, "62.0", "5.00", xeon]]
+    assert "**CPU class / GPU class**" in section(md, "How to read this")
+    shows = section(md, "What this shows")
+    assert (
+        f"4.40x for resnet18 ({H200} vs {EPYC})" in shows
+        and f"12.40x for resnet18 ({H200} vs {XEON})" in shows
+    )
+    # terminal: class columns after precision; --json: cpu_class / gpu_class on every row
+    lines = rep.terminal_text.splitlines()
+    assert lines[0].split()[5:9] == ["CPU", "class", "GPU", "class"]
+    assert [line.split()[5:8] for line in lines[2:4]] == [[EPYC, H200, "22.0"], [XEON, H200, "62.0"]]
+    rows_json = json.loads(report.table_json(rep.table))
+    assert [(r["cpu_class"], r["gpu_class"], r["speedup"]) for r in rows_json] == [
+        (EPYC, H200, 22.0 / 5.0), (XEON, H200, 62.0 / 5.0),
+    ]  # fmt: skip
+
+
+def test_no_matrix_section_with_one_class_a_side(results, tmp_path):
+    d = tmp_path / "one"
+    write_class_run(d, "resnet18", EPYC, [WARMUP_S, 30.0, 34.0])
+    write_class_run(d, "resnet18", H200, [WARMUP_S, 4.0, 6.0])
+    rep = build_report([d], tmp_path / "out")
+    md = rep.paths[0].read_text()
+    assert "\n## Speedup by hardware class\n" not in md
+    assert table_row(md, "resnet18")[5:10] == [
+        EPYC,
+        H200,
+        "32.0",
+        "5.00",
+        fmt_speedup_ci(6.4, *bootstrap_speedup_ci([30.0, 34.0], [4.0, 6.0])),
+    ]
+    assert f"({H200} vs {EPYC})" not in md  # one hardware pair: names stay short
+    assert rep.table[["cpu_class", "gpu_class"]].values.tolist() == [[EPYC, H200]]
+    # results without classes (schema 1): no section, no class columns, no class bullet
+    old = build_report([results], tmp_path / "old")
+    old_md = old.paths[0].read_text()
+    assert "Speedup by hardware class" not in old_md and "CPU class" not in old_md  # nor the bullet
+    assert "class" not in old.terminal_text
+    assert old.table["cpu_class"].tolist() == ["", ""] and old.table["gpu_class"].tolist() == ["", ""]
+
+
+def test_class_matrix_section_shows_a_dash_for_a_pair_without_speedup():
+    nan = float("nan")
+    base = {"model": "resnet50", "batch_size": 256, "pipeline": "resident", "precision": "amp"}
+    cols = ["cpu_class", "gpu_class", "speedup", "speedup_low", "speedup_high"]
+    values = [
+        (EPYC, H200, 12.34, 11.9, 12.8),
+        (EPYC, A100, 7.0, nan, nan),  # one sample a side: no interval
+        (XEON, H200, 30.0, 29.0, 31.0),
+        (XEON, A100, nan, nan, nan),  # e.g. a GPU median of 0: no speedup
+    ]
+    table = pd.DataFrame(
+        [{**base, **dict(zip(cols, v, strict=True)), "cpu_n": 4, "gpu_n": 4} for v in values]
+    )
+    text = sections.class_matrix_section(table)
+    assert "### resnet50 (batch 256, resident, amp)" in text
+    assert f"| GPU class / CPU class | {EPYC} | {XEON} |" in text
+    assert f"| {A100} | 7.00x | — |" in text  # rows sorted by class name: A100 before H200
+    assert f"| {H200} | 12.34x [11.90–12.80] | 30.00x [29.00–31.00] |" in text
+    assert text.index(A100 + " |") < text.index(H200 + " |")
+    missing = sections.class_matrix_section(table.iloc[:3])  # the XEON x A100 pair never ran
+    assert f"| {A100} | 7.00x | — |" in missing

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from orchestrator.pairing import class_label, pair_label, several_classes, several_pairs, speedup_matrices
 from orchestrator.stats import (
     NOISY_IQR_SHARE,
     bootstrap_speedup_ci,
@@ -484,3 +485,134 @@ def test_overlapped_flag_comes_from_the_trials_table():
     assert "overlapped (gpu)" in flags and "overlapped (cpu)" not in flags
     alone = trials.assign(overlapped_with=None)
     assert "overlapped" not in speedup_table(ok_epochs(epochs, alone)).iloc[0]["flags"]
+
+
+# ---- hardware classes ----------------------------------------------------------------------------------
+
+EPYC, XEON, H200, A100 = "cpu:EPYC-7763-64c", "cpu:Xeon-Platinum-8480+-16c", "gpu:H200", "gpu:A100"
+
+
+def class_run(hw_class: str, epoch_s: tuple, repeat: int = 0, model: str = "resnet18", **over) -> list[dict]:
+    """A run pinned to a hardware class (`benchctl sweep --per-class`): the class replaces the device in
+    the cell and trial ids, as matrix.py names them."""
+    device = hw_class.split(":", 1)[0]
+    cell = f"{model}/{hw_class}/bs128/loader/fp32"
+    return run_rows(
+        model=model, device=device, epoch_s=epoch_s, repeat=repeat, hw_class=hw_class, cell=cell,
+        trial=f"{cell}/r{repeat}", **over,
+    )  # fmt: skip
+
+
+def two_cpu_classes() -> pd.DataFrame:
+    # EPYC steady 20, 24 -> median 22; Xeon 60, 64 -> median 62; H200 4, 6 -> median 5
+    # speedups: EPYC 22 / 5 = 4.4, Xeon 62 / 5 = 12.4 (pooled, the CPU median would be 42 -> 8.4)
+    return frame(
+        class_run(EPYC, (WARMUP_S, 20.0, 24.0)),
+        class_run(XEON, (WARMUP_S, 60.0, 64.0)),
+        class_run(H200, (WARMUP_S, 4.0, 6.0)),
+    )
+
+
+def test_two_cpu_classes_and_one_gpu_class_give_two_rows():
+    table = speedup_table(two_cpu_classes())
+    assert len(table) == 2
+    assert table["cpu_class"].tolist() == [EPYC, XEON]  # sorted by class name
+    assert table["gpu_class"].tolist() == [H200, H200]
+    epyc, xeon = table.iloc[0], table.iloc[1]
+    assert (epyc["cpu_epoch_s"], epyc["gpu_epoch_s"], epyc["speedup"]) == (22.0, 5.0, 22.0 / 5.0)
+    assert (xeon["cpu_epoch_s"], xeon["gpu_epoch_s"], xeon["speedup"]) == (62.0, 5.0, 62.0 / 5.0)
+    assert 42.0 / 5.0 not in table["speedup"].tolist()  # never the pooled CPU median
+    # each row's interval is that pair's own bootstrap: its CPU class's samples against the GPU's
+    assert (epyc["speedup_low"], epyc["speedup_high"]) == bootstrap_speedup_ci([20.0, 24.0], [4.0, 6.0])
+    assert (xeon["speedup_low"], xeon["speedup_high"]) == bootstrap_speedup_ci([60.0, 64.0], [4.0, 6.0])
+    # flags per row: GPU IQR 5.5 - 4.5 = 1 > 10% of 5; CPU IQR 2 < 10% of 22 and of 62
+    assert table["flags"].tolist() == ["noisy (gpu)", "noisy (gpu)"]
+    assert table["cpu_n"].tolist() == [2, 2] and table["gpu_n"].tolist() == [2, 2]
+
+
+def test_cell_summary_never_pools_hardware_classes():
+    # a fast and a slow CPU class of the same model: two cells, two epoch times, not median(20..64) = 42
+    summary = cell_summary(two_cpu_classes())
+    cpu = summary[summary["device"] == "cpu"].set_index("hw_class")
+    assert len(cpu) == 2
+    assert cpu.loc[EPYC, "epoch_s"] == 22.0 and cpu.loc[XEON, "epoch_s"] == 62.0
+    assert cpu.loc[EPYC, "n"] == 2 and cpu.loc[XEON, "runs"] == 1
+    assert cpu.loc[EPYC, "epoch_s_iqr"] == 2.0  # 23 - 21, within the class only
+    assert summary.loc[summary["device"] == "gpu", "hw_class"].tolist() == [H200]
+
+
+def test_warmup_only_is_decided_per_class():
+    # the Xeon run has one epoch only (warm-up); the EPYC cell has steady epochs and must not fall back
+    df = frame(class_run(EPYC, (WARMUP_S, 20.0)), class_run(XEON, (70.0,)), class_run(H200, (WARMUP_S, 5.0)))
+    table = speedup_table(df).set_index("cpu_class")
+    assert table.loc[EPYC, "speedup"] == 20.0 / 5.0 and "warm-up only" not in table.loc[EPYC, "flags"]
+    assert table.loc[XEON, "speedup"] == 70.0 / 5.0 and "warm-up only (cpu)" in table.loc[XEON, "flags"]
+
+
+def test_two_by_two_classes_give_four_rows_with_their_own_flags():
+    # GPU: H200 4, 6 -> 5; A100 10 (one sample: single-sample (gpu) on its rows only)
+    df = frame(
+        class_run(EPYC, (WARMUP_S, 20.0, 24.0)),
+        class_run(XEON, (WARMUP_S, 60.0, 64.0)),
+        class_run(H200, (WARMUP_S, 4.0, 6.0)),
+        class_run(A100, (WARMUP_S, 10.0)),
+    )
+    table = speedup_table(df)
+    pairs = list(zip(table["cpu_class"], table["gpu_class"], table["speedup"], strict=True))
+    assert pairs == [(EPYC, A100, 2.2), (EPYC, H200, 4.4), (XEON, A100, 6.2), (XEON, H200, 12.4)]
+    a100 = table[table["gpu_class"] == A100]
+    assert a100["flags"].tolist() == ["single-sample (gpu)"] * 2 and a100["speedup_low"].isna().all()
+
+
+def test_a_class_measured_on_one_device_only_has_no_speedup():
+    df = frame(class_run(EPYC, (WARMUP_S, 20.0)), class_run(XEON, (WARMUP_S, 60.0)))
+    table = speedup_table(df)
+    assert table["cpu_class"].tolist() == [EPYC, XEON] and table["gpu_class"].tolist() == ["", ""]
+    assert table["speedup"].isna().all() and table["gpu_n"].tolist() == [0, 0]
+
+
+@pytest.mark.parametrize("classes", ["absent", "null", "one each"])
+def test_rows_without_or_with_one_class_give_the_table_of_before(classes):
+    df = pooled_pair()  # as written before schema 2: no hw_class column
+    if classes == "null":
+        df["hw_class"] = None
+    elif classes == "one each":
+        df["hw_class"] = np.where(df["device"] == "gpu", H200, EPYC)
+    table = speedup_table(df)
+    assert len(table) == 1 and list(table.columns[4:6]) == ["cpu_class", "gpu_class"]
+    before = speedup_table(pooled_pair()).drop(columns=["cpu_class", "gpu_class"])
+    pd.testing.assert_frame_equal(table.drop(columns=["cpu_class", "gpu_class"]), before)
+    row = table.iloc[0]
+    assert row["speedup"] == 33.0 / 5.5 and (row["cpu_n"], row["gpu_n"]) == (4, 4)
+    expected = ("", "") if classes != "one each" else (EPYC, H200)
+    assert (row["cpu_class"], row["gpu_class"]) == expected
+    summary = cell_summary(df)
+    assert len(summary) == 2 and summary["hw_class"].tolist() == [expected[0], expected[1]]
+
+
+def test_unknown_class_beside_a_known_one_is_its_own_class():
+    # old (no class) and new (EPYC) CPU results of one configuration are not pooled either
+    df = frame(
+        run_rows(device="cpu", epoch_s=(WARMUP_S, 30.0)),
+        class_run(EPYC, (WARMUP_S, 20.0)),
+        class_run(H200, (WARMUP_S, 5.0)),
+    )
+    table = speedup_table(df)
+    assert list(zip(table["cpu_class"], table["speedup"], strict=True)) == [("", 6.0), (EPYC, 4.0)]
+
+
+def test_pairing_helpers():
+    table = speedup_table(two_cpu_classes())
+    assert several_classes(table) and several_pairs(table)
+    [(key, gpus, cpus, at)] = speedup_matrices(table)
+    assert key == ("resnet18", 128, "loader", "fp32") and gpus == [H200] and cpus == [EPYC, XEON]
+    assert at[(H200, EPYC)].speedup == 4.4 and at[(H200, XEON)].speedup == 62.0 / 5.0
+    one = speedup_table(pooled_pair())
+    assert not several_classes(one) and not several_pairs(one)
+    assert [m[1:3] for m in speedup_matrices(one)] == [([""], [""])]
+    # two classes on the CPU side but no GPU run: nothing to compare, so no matrix either
+    cpu_only = speedup_table(frame(class_run(EPYC, (WARMUP_S, 20.0)), class_run(XEON, (WARMUP_S, 60.0))))
+    assert not several_classes(cpu_only) and speedup_matrices(cpu_only) == []
+    assert not several_classes(pd.DataFrame({"model": ["m"], "speedup": [2.0]}))  # no class columns
+    assert pair_label(EPYC, H200) == f"{H200} vs {EPYC}" and pair_label("", H200) == H200
+    assert pair_label(None, "") == class_label("") == "unknown class"

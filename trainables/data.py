@@ -126,6 +126,11 @@ def check_available(cfg: TrialConfig) -> None:
         from torchvision.datasets import ImageFolder
 
         root = Path(cfg.dataset.removeprefix("folder:")).expanduser()
+        if not root.is_dir():
+            raise DatasetUnavailable(
+                f"dataset folder {root} does not exist; pass a folder holding train/ and test/, each with "
+                "one folder of images per class"
+            )
         for sub in ("train", "test"):
             if not (root / sub).is_dir():
                 raise DatasetUnavailable(

@@ -1,0 +1,60 @@
+"""Display formats for numbers in the report, the terminal table and the figures: "—" for a number that
+was not measured, never a made-up value.
+
+    from orchestrator.formats import fmt_seconds, fmt_speedup_ci
+    fmt_seconds(5432.1)                  # "5430" (3 significant digits)
+    fmt_speedup_ci(7.123, 6.8, 7.4)      # "7.12x [6.80–7.40]"
+
+orchestrator.stats re-exports every name here, so `from orchestrator.stats import fmt_seconds` works too.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+DASH = "—"  # shown for a missing number (e.g. a device not measured), never a made-up value
+
+
+def is_missing(x) -> bool:
+    """None or NaN/NA: a number that was not measured."""
+    return x is None or (isinstance(x, float) and math.isnan(x)) or pd.isna(x)
+
+
+def fmt_seconds(x) -> str:
+    """3 significant digits without scientific notation: 0.0123, 1.23, 12.3, 134, 5430."""
+    if is_missing(x):
+        return DASH
+    x = float(x)
+    if x == 0:
+        return "0"
+    digits = 2 - math.floor(math.log10(abs(x)))
+    return f"{round(x, digits):.{max(digits, 0)}f}"
+
+
+def fmt_speedup(x) -> str:
+    return DASH if is_missing(x) else f"{float(x):.2f}x"
+
+
+def fmt_speedup_ci(x, low, high) -> str:
+    """Speedup with its interval, "7.12x [6.80–7.40]"; plain "7.12x" without one ("—" without a speedup)."""
+    if is_missing(x) or is_missing(low) or is_missing(high):
+        return fmt_speedup(x)
+    return f"{float(x):.2f}x [{float(low):.2f}–{float(high):.2f}]"
+
+
+def fmt_pct(x, decimals: int = 1) -> str:
+    return DASH if is_missing(x) else f"{100 * float(x):.{decimals}f}%"
+
+
+def fmt_util(x) -> str:
+    """A utilization already in percent (NVML reports 0-100): 13.4 -> "13%"."""
+    return DASH if is_missing(x) else f"{float(x):.0f}%"
+
+
+def fmt_params(x) -> str:
+    if is_missing(x):
+        return DASH
+    x = float(x)
+    return f"{x / 1e6:.3g}M" if x >= 1e5 else f"{x / 1e3:.3g}k"

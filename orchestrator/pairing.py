@@ -1,0 +1,108 @@
+"""Which CPU cell is compared with which GPU cell when a configuration ran on several hardware classes.
+
+    from orchestrator.stats import cell_summary, speedup_table
+    from orchestrator import pairing
+    pairing.class_pairs(group)          # group: the cell_summary rows of one PAIR key
+    table = speedup_table(epochs)       # calls class_pairs for each PAIR key
+    pairing.several_classes(table)      # some configuration on both devices has 2+ CPU or GPU classes
+    pairing.several_pairs(table)        # True when the table compares 2+ (CPU class, GPU class) pairs
+    for key, gpus, cpus, at in pairing.speedup_matrices(table): ...   # at[(gpu, cpu)] -> table row
+
+Pure functions over the tables of orchestrator.stats (no I/O). Definitions:
+    hardware class  a cell's hw_class (orchestrator.hardware): "gpu:H200", "cpu:EPYC-7763-64c";
+                    "" when unknown (schema-1 results, a node without a class). "" is a class of its own.
+    class pairs     for one (model, batch_size, pipeline, precision), every CPU class x every GPU class:
+                    with c CPU classes and g GPU classes there are c * g pairs (c, or g, when the other
+                    side was not measured: that side is None), each compared as a plain CPU/GPU pair.
+                    Cells of different classes are never pooled, so a fast and a slow CPU give two
+                    speedups, not one from a mix of both.
+    matrix          per (model, batch_size, pipeline, precision) measured on both devices: GPU classes as
+                    rows, CPU classes as columns, the speedup_table row of each (gpu, cpu) pair.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+PAIR = ["model", "batch_size", "pipeline", "precision"]  # the settings a CPU and a GPU cell must share
+UNKNOWN_CLASS = "unknown class"  # how "" (a class that was not recorded) is shown
+
+
+def class_pairs(cells: pd.DataFrame) -> list[tuple[pd.Series | None, pd.Series | None]]:
+    """(cpu cell, gpu cell) for every CPU class x every GPU class among `cells` (the cell_summary rows of
+    one PAIR key, one row per device and hw_class), CPU class outer, each side ordered by class name; a
+    device without a cell gives [(cpu, None), ...] or [(None, gpu), ...]."""
+
+    def side(device: str) -> list[pd.Series | None]:
+        mine = cells[(cells["device"] == device).to_numpy()]
+        if "hw_class" in mine:
+            mine = mine.sort_values("hw_class", kind="stable")
+        return [row for _, row in mine.iterrows()] or [None]
+
+    return [(cpu, gpu) for cpu in side("cpu") for gpu in side("gpu") if cpu is not None or gpu is not None]
+
+
+def class_label(name) -> str:
+    """A class name for display: "gpu:H200" as is, "" / null as UNKNOWN_CLASS."""
+    return UNKNOWN_CLASS if name is None or pd.isna(name) or not str(name) else str(name)
+
+
+def pair_label(cpu_class, gpu_class) -> str:
+    """A hardware pair for display: "gpu:H200 vs cpu:EPYC-7763-64c"; a side without a class is left out
+    ("gpu:H200"), and with neither the result is UNKNOWN_CLASS."""
+    names = [_name(gpu_class), _name(cpu_class)]
+    return " vs ".join(n for n in names if n) or UNKNOWN_CLASS
+
+
+def hw_pairs(table: pd.DataFrame) -> list[tuple[str, str]]:
+    """The distinct (cpu_class, gpu_class) of the speedup_table rows that have a speedup, sorted; [] for
+    tables without class columns."""
+    if table.empty or not {"cpu_class", "gpu_class", "speedup"} <= set(table.columns):
+        return []
+    both = table[pd.to_numeric(table["speedup"], errors="coerce").notna().to_numpy()]
+    return sorted({(_name(r.cpu_class), _name(r.gpu_class)) for r in both.itertuples()})
+
+
+def several_pairs(table: pd.DataFrame) -> bool:
+    """True when the table compares more than one hardware pair (hw_pairs): names and figure labels then
+    carry the pair (pair_label)."""
+    return len(hw_pairs(table)) > 1
+
+
+def _name(value) -> str:
+    return "" if value is None or pd.isna(value) else str(value)
+
+
+def _classes(rows: pd.DataFrame, device: str) -> list[str]:
+    """The distinct `device`_class values of the rows measured on that device (n > 0), sorted."""
+    col, n = f"{device}_class", f"{device}_n"
+    if col not in rows:
+        return []
+    measured = rows[pd.to_numeric(rows[n], errors="coerce").fillna(0).to_numpy() > 0] if n in rows else rows
+    return sorted({_name(c) for c in measured[col]})
+
+
+def several_classes(table: pd.DataFrame) -> bool:
+    """True when some (model, batch_size, pipeline, precision) of a speedup_table was measured on both
+    devices and on more than one CPU class or more than one GPU class (so speedup_matrices has a matrix
+    larger than 1 x 1); False for tables without class columns."""
+    return any(len(gpus) > 1 or len(cpus) > 1 for _key, gpus, cpus, _at in speedup_matrices(table))
+
+
+def speedup_matrices(table: pd.DataFrame) -> list[tuple[tuple, list[str], list[str], dict]]:
+    """(key, gpu classes, cpu classes, at) per PAIR key of a speedup_table measured on both devices, in
+    table order: key = (model, batch_size, pipeline, precision), the classes sorted, and at[(gpu, cpu)]
+    the table row (a namedtuple from itertuples) of that pair. A (gpu, cpu) combination missing from
+    `at` has no speedup."""
+    out = []
+    if table.empty or not {"cpu_class", "gpu_class"} <= set(table.columns):
+        return out
+    for key, g in table.groupby(PAIR, dropna=False, sort=False):
+        gpus, cpus = _classes(g, "gpu"), _classes(g, "cpu")
+        if not gpus or not cpus:
+            continue
+        at = {
+            (_name(r.gpu_class), _name(r.cpu_class)): r for r in g.itertuples() if r.cpu_n > 0 and r.gpu_n > 0
+        }
+        out.append((key, gpus, cpus, at))
+    return out
