@@ -6,10 +6,13 @@ sigkill_after_first_trial(proc, results_dir)    # SIGKILL a sweep once one trial
 
 from __future__ import annotations
 
+import shutil
 import signal
 import subprocess
 import time
 from pathlib import Path
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 def pids_with_env(text: str) -> list[int]:
@@ -38,3 +41,28 @@ def sigkill_after_first_trial(proc: subprocess.Popen, results_dir: Path, timeout
         proc.wait(timeout=30)
     finally:
         proc.kill()
+
+
+def screenshot(page: Path, workdir: Path, width: int = 800, height: int = 1200):
+    """Render a local HTML file in headless Chromium (Debian's package) and return its RGB pixels."""
+    import matplotlib.image as mpimg
+
+    shot = workdir / "shot.png"
+    args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars"]
+    args += [
+        f"--user-data-dir={workdir / 'profile'}",
+        f"--screenshot={shot}",
+        f"--window-size={width},{height}",
+    ]
+    done = subprocess.run([CHROMIUM, *args, page.as_uri()], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and shot.is_file(), done.stderr[-2000:]
+    return mpimg.imread(shot)[..., :3]
+
+
+def looks_rendered(image) -> bool:
+    """Not blank: varied pixels, many colours (anti-aliased text), some dark ink."""
+    import numpy as np
+
+    gray = image.mean(axis=2)
+    colours = np.unique(image.reshape(-1, 3), axis=0).shape[0]
+    return bool(gray.var() > 1e-3 and colours > 20 and (gray < 0.5).mean() > 0.005)

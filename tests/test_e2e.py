@@ -175,3 +175,29 @@ def test_a_stale_ray_start_on_this_machine_does_not_capture_a_local_sweep(tmp_pa
         assert result.exit_code == 0, result.output + str(result.exception)
     finally:
         shutil.rmtree(ray_tmp, ignore_errors=True)
+
+
+def test_three_repeats_real_sweep_report_has_spreads_flags_figures_and_renders(tmp_path):
+    from procutil import CHROMIUM, looks_rendered, screenshot
+
+    args = ["sweep", "--models", "simple_cnn,resnet18", "--devices", "cpu", "--repeats", "3", *QUICK]
+    swept = runner.invoke(app, [*args, "--out", str(tmp_path), "--name", "r3"])
+    assert swept.exit_code == 0, swept.output
+    report = runner.invoke(app, ["report", str(tmp_path / "r3"), "--out", str(tmp_path / "rep")])
+    assert report.exit_code == 0, report.output
+    md = (tmp_path / "rep" / "report.md").read_text()
+    # no GPU here: the table says so, and the CPU side still shows its spread and flags
+    assert "## What this shows" in md and "## Accuracy parity" in md and "## Compute efficiency" in md
+    assert "extrapolated (cpu)" in md and "single-sample (cpu)" not in md  # 3 repeats x 1 steady epoch
+    figures = sorted(p.name for p in (tmp_path / "rep" / "figures").glob("*.png"))
+    assert figures == [
+        "accuracy_per_epoch.png",
+        "epoch_breakdown.png",
+        "epoch_time.png",
+        "speedup_vs_params.png",
+    ]
+    if CHROMIUM is None:
+        pytest.skip(
+            "chromium is not installed (scripts/install.sh installs it when run as root with apt-get)"
+        )
+    assert looks_rendered(screenshot(tmp_path / "rep" / "report.html", tmp_path))
