@@ -198,6 +198,10 @@ def connect_local() -> None:
     # preempts a timed trial; measured here, that cost CPU trials ~8% of their images/s.
     # A local raylet inherits this variable; lab nodes set it in `ray start`'s environment.
     os.environ.setdefault("RAY_worker_niceness", "0")
+    # Ray 2.60's gRPC servers listen on every interface whatever the node address; what keeps
+    # strangers out is token authentication, which Ray 2.60 turns on for instances that ray.init
+    # starts (unless RAY_AUTH_MODE says otherwise; setting the variable here would bypass Ray's own
+    # set-up of it). tests/test_cluster.py checks that a client without the token is refused.
     # address="local": always a fresh instance of our own. Without it ray.init() joins whatever
     # /tmp/ray/ray_current_cluster names (any earlier `ray start` on this machine, even a dead one).
     ray.init(

@@ -42,3 +42,17 @@ def test_unreachable_head_fails_within_the_bound():
     with pytest.raises(BenchctlError, match=f"cannot reach the Ray head at 127.0.0.1:{port}"):
         probe(f"127.0.0.1:{port}", timeout_s=2.0)
     assert time.monotonic() - t0 < 10  # bounded, not a hang (generous: this is not a speed check)
+
+
+def test_a_local_ray_refuses_clients_without_its_token():
+    # Ray 2.60 listens on all interfaces even with node address 127.0.0.1: token auth is what guards it
+    import ray
+
+    from orchestrator.cluster import auth_required, connect_local
+
+    connect_local()
+    try:
+        address = ray.get_runtime_context().gcs_address
+        assert auth_required(address) is True
+    finally:
+        ray.shutdown()
