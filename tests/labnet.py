@@ -50,6 +50,7 @@ class LabNet:
         self.subnet = f"10.231.{int(tag, 16) % 250 + 1}"
         self.bridge = f"bcbr{tag}"
         self.hosts: dict[str, dict] = {}
+        self.mountpoints: set[str] = set()  # empty dirs under /run left by exec_argv
         self.procs: list[subprocess.Popen] = []
         self.root_tmp: str | None = None
         self.head_ip: str | None = None
@@ -97,11 +98,27 @@ class LabNet:
         self._spawn(self.exec_argv(name, " ".join(ray)), name, env)
         return ip
 
+    def _kept_under_tmp(self) -> list[Path]:
+        """The checkout and its venv, where they lie under /tmp (a CI clone may): they must stay
+        visible on every host, as an NFS-mounted home would be."""
+        root = Path(__file__).resolve().parents[1]
+        paths = {root, Path(sys.prefix).resolve()}
+        under = [q for q in paths if q.is_relative_to("/tmp")]
+        return sorted(q for q in under if not any(q != o and q.is_relative_to(o) for o in under))
+
     def exec_argv(self, name: str, command: str) -> list[str]:
         """argv that runs a shell command on host `name`: its namespace, its /tmp, its host name."""
         # a private /tmp per host (ip netns exec gives the command its own mount namespace) and its
-        # own host name (a UTS namespace), so Ray and the trials' rows see separate machines
-        script = f"mount -t tmpfs tmpfs /tmp && exec unshare --uts sh -c 'hostname {name} && exec {command}'"
+        # own host name (a UTS namespace), so Ray and the trials' rows see separate machines; the
+        # checkout is bind-mounted back if it lies under /tmp
+        keep = [(q, f"/run/bclab{self.tag}-{i}") for i, q in enumerate(self._kept_under_tmp())]
+        self.mountpoints.update(m for _, m in keep)
+        before = "".join(f"mkdir -p {m} && mount --bind {q} {m} && " for q, m in keep)
+        after = "".join(f"mkdir -p {q} && mount --move {m} {q} && " for q, m in keep)
+        script = (
+            f"{before}mount -t tmpfs tmpfs /tmp && {after}"
+            f"exec unshare --uts sh -c 'hostname {name} && exec {command}'"
+        )
         return ["ip", "netns", "exec", self.hosts[name]["ns"], "sh", "-c", script]
 
     def bare_host(self, name: str) -> tuple[str, str]:
@@ -228,3 +245,8 @@ class LabNet:
             current.unlink()
         if self.root_tmp:
             shutil.rmtree(self.root_tmp, ignore_errors=True)
+        for mountpoint in self.mountpoints:
+            try:
+                os.rmdir(mountpoint)
+            except OSError:
+                pass
