@@ -80,7 +80,7 @@ def speedup_vs_params(table: pd.DataFrame, path: Path) -> Path:
     hw = ["cpu_class", "gpu_class"] if {"cpu_class", "gpu_class"} <= set(paired.columns) else []
     several = several_pairs(paired)
     groups = paired.groupby(["batch_size", "pipeline", "precision"] + hw, sort=True)
-    for i, (key, g) in enumerate(groups):
+    for key, g in groups:
         bs, pipeline, precision = key[:3]
         label = f"ours: batch {bs}, {pipeline}, {precision}" + (
             f"; {pair_label(*key[3:])}" if several else ""
@@ -107,9 +107,18 @@ def speedup_vs_params(table: pd.DataFrame, path: Path) -> Path:
                 f"{row['model']} {row['speedup']:.2f}x",
                 (row["params"], row["speedup"]),
                 textcoords="offset points",
-                xytext=(6, -12 - 10 * i),  # one line lower per group, so labels at one x do not overlap
+                # right of its own point, centred on it: on the log axis, points of different groups at
+                # one x are far enough apart for their labels once each label sits at its point's height
+                xytext=(7, -3),
                 fontsize=8,
                 color=line.get_color(),
+                bbox={
+                    "boxstyle": "round,pad=0.15",
+                    "fc": "white",
+                    "ec": "none",
+                    "alpha": 0.85,
+                },  # over the line
+                zorder=4,
             )
         ys.extend(g["speedup"])
     px = [p[2] for p in PAPER_POINTS]
