@@ -37,7 +37,7 @@ class Placement(str, Enum):
 
 
 # Spec fields that may differ between a sweep and its --resume: where and how it runs, not what it measures.
-RESUMABLE_CHANGES = ("name", "out", "cluster", "cluster_port", "max_failures", "resume")
+RESUMABLE_CHANGES = ("name", "out", "cluster", "cluster_port", "max_failures", "resume", "isolate_network")
 
 
 def default_name() -> str:
@@ -104,6 +104,7 @@ class SweepSpec:
     cluster: Path | None = None
     cluster_port: int | None = None  # the head's GCS port, overriding the cluster file's
     resume: bool = False  # run only the cells results/<name> does not hold complete yet
+    isolate_network: bool = True  # local runs: Ray in a private network namespace (root only; netns.py)
 
     def __post_init__(self) -> None:
         for axis in ("models", "devices", "batch_sizes", "pipelines", "precisions"):

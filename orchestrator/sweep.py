@@ -17,6 +17,7 @@ are removed; new attempts continue the numbering. The result is one complete set
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -38,6 +39,7 @@ from orchestrator.matrix import (
     trial_resources,
 )
 from orchestrator.matrix import unplaceable as find_unplaceable
+from orchestrator.netns import private_network
 from orchestrator.provenance import driver_provenance
 from orchestrator.results import ResultsError, progress, write_json_atomic
 from orchestrator.spec import SpecError, SweepSpec, spec_differences
@@ -134,8 +136,16 @@ def run_sweep(spec: SweepSpec, echo: Callable[[str], None] = print) -> SweepOutc
     # Tune's own SIGINT handler would instead return from fit() as if the sweep had completed.
     os.environ["TUNE_DISABLE_SIGINT_HANDLER"] = "1"
     previous_sigterm = _sigterm_as_interrupt()
+    isolation = contextlib.ExitStack()  # closed after ray.shutdown(): Ray lives and dies inside it
     try:
         try:
+            if spec.cluster is None and spec.isolate_network:
+                why_not = isolation.enter_context(private_network())
+                if why_not:
+                    echo(
+                        f"benchctl: note: local Ray listens on all interfaces ({why_not}); Ray's token "
+                        "authentication guards it"
+                    )
             address = cluster.connect(spec.cluster, spec.cluster_port)
             nodes = cluster.alive_nodes()
             alloc = resolve_allotment(spec, [int(n["resources"].get("CPU", 0)) for n in nodes])
@@ -204,6 +214,7 @@ def run_sweep(spec: SweepSpec, echo: Callable[[str], None] = print) -> SweepOutc
         grid = tuner.fit()
     finally:
         ray.shutdown()
+        isolation.close()
         if previous_sigterm is not None:
             signal.signal(signal.SIGTERM, previous_sigterm)
     failed = sum(1 for r in grid if r.error is not None)

@@ -72,6 +72,13 @@ def sweep(
             "to nodes of that class."
         ),
     ] = False,
+    network_isolation: Annotated[
+        bool,
+        typer.Option(
+            help="Local runs as root: Ray in a private network namespace, so none of its ports is reachable "
+            "from other machines (Ray 2.60 cannot bind them to loopback)."
+        ),
+    ] = True,
     resume: Annotated[
         bool, typer.Option(help="Complete results OUT/NAME: run only its cells not yet done (same spec).")
     ] = False,
@@ -113,6 +120,7 @@ def sweep(
         cluster=cluster,
         cluster_port=port,
         resume=resume,
+        isolate_network=network_isolation,
     )
     outcome = run_sweep(spec, echo=typer.echo)
     typer.echo(f"benchctl: results in {outcome.results_dir}; next: benchctl report {outcome.results_dir}")
