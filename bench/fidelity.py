@@ -65,6 +65,8 @@ def plain_run(row: dict, spec: dict, epochs: int | None = None) -> list[dict]:
     ]
     if spec.get("max_steps"):
         cmd += ["--max-steps", str(spec["max_steps"])]
+    if row.get("cpu_affinity"):  # the trial was pinned (--placement partitioned): pin the plain loop alike
+        cmd += ["--cores", str(row["cpu_affinity"])]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
 
@@ -128,7 +130,11 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
 
     spec = json.loads((args.results / "spec.json").read_text())["spec"]
-    epochs, _ = read_results(args.results)
+    epochs, trials = read_results(args.results)
+    if "cpu_affinity" in trials:  # schema 2: where a pinned trial ran, for the plain loop to match
+        epochs = epochs.merge(
+            trials[["trial", "attempt", "cpu_affinity"]], on=["trial", "attempt"], how="left"
+        )
     epochs = epochs[epochs.repeat == 0]
     if args.device:
         epochs = epochs[epochs.device == args.device]
@@ -180,6 +186,7 @@ def _row(cell: str, group, plain_runs: list[list[dict]], direct_epochs: list[dic
         "cell": cell,
         "torch_threads": int(first["torch_threads"]),
         "data_workers": int(first["data_workers"]),
+        "pinned_cores": first.get("cpu_affinity") if isinstance(first.get("cpu_affinity"), str) else None,
         "benchctl_ips": statistics.median(steady.images_per_s),
         "plain_ips": statistics.median(plain_steady),
         "ratio": r,

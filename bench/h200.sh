@@ -4,6 +4,7 @@
 #   source .devbundle/setup.sh && bash bench/h200.sh fidelity-small "$OUT"   # simple_cnn, resnet18: gpu
 #   source .devbundle/setup.sh && bash bench/h200.sh fidelity-large "$OUT"   # resnet50: gpu
 #   source .devbundle/setup.sh && bash bench/h200.sh diag "$OUT"             # where a fidelity gap comes from
+#   source .devbundle/setup.sh && bash bench/h200.sh fidelity-pinned "$OUT"  # pinned cores on both sides
 #   source .devbundle/setup.sh && bash bench/h200.sh fidelity-cpu "$OUT"     # cpu cells; resnet50 gpu ref
 # Each step leaves OUT/<step>.tar.gz (results directories incl. fidelity JSON) and OUT/<step>.log.
 # Fidelity cells use 25,000 training images and 4 epochs (3 steady) so that benchctl, the plain loop
@@ -41,6 +42,12 @@ fid() { timeout "$1" python bench/fidelity.py "${@:2}"; }
           --train-size 25000
         echo "== diag plain-again $1 $2"; $P $A
       done
+      ;;
+    fidelity-pinned)  # next session: trials pinned to their cores (partitioned), the plain loop on the same
+      # cores, three plain runs per cell round-robin: takes the host's scheduling out of the comparison
+      bc --name fid-pinned --models simple_cnn,resnet18 --devices gpu --pipeline loader,resident \
+        --batch-size 128 --epochs 4 --train-size 25000 --placement partitioned
+      fid 330 "$res/fid-pinned" --device gpu --plain-repeats 3
       ;;
     fidelity-large)  # resnet50 on the GPU against the plain loop
       bc --name fid-gpu-large --models resnet50 --devices gpu --pipeline loader,resident \

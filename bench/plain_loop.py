@@ -22,6 +22,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a bare checkout
 
 
+def parse_cores(text: str) -> set[int]:
+    """`"0-2,5"` -> `{0, 1, 2, 5}` (the inverse of trainables.affinity.format_cores)."""
+    cores: set[int] = set()
+    for part in text.split(","):
+        low, _, high = part.partition("-")
+        cores.update(range(int(low), int(high or low) + 1))
+    return cores
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--model", required=True)
@@ -35,7 +44,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--max-steps", type=int, default=None)
     p.add_argument("--train-size", type=int, default=50_000)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--cores", default=None, help="pin to these cores first, taskset-style (e.g. 0-3,8)")
     args = p.parse_args(argv)
+    if args.cores:  # the cores a partitioned benchctl trial was pinned to: same cores, same conditions
+        os.sched_setaffinity(0, parse_cores(args.cores))
 
     if args.device == "cpu":
         os.environ["CUDA_VISIBLE_DEVICES"] = ""  # same as a benchctl cpu trial
