@@ -31,7 +31,8 @@ from orchestrator.figures import (  # noqa: E402
     label_cells,
     save,
 )
-from orchestrator.stats import CELL, CLASS_CELL, INPUT_BOUND_SHARE, fmt_seconds, steady_epochs  # noqa: E402
+from orchestrator.formats import fmt_seconds  # noqa: E402
+from orchestrator.stats import CELL, CLASS_CELL, INPUT_BOUND_SHARE, steady_epochs  # noqa: E402
 
 BREAKDOWN_FIGSIZE = (8, 6.5)  # two panels: training epoch split + test pass
 # throughput line styles per hardware class of a device: [CPU styles, GPU styles], the first class's first

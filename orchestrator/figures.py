@@ -24,8 +24,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from orchestrator.formats import fmt_seconds  # noqa: E402
 from orchestrator.pairing import class_label, pair_label, several_pairs  # noqa: E402
-from orchestrator.stats import CI_CONFIDENCE, PAPER_POINTS, fmt_seconds  # noqa: E402
+from orchestrator.stats import CI_CONFIDENCE, PAPER_POINTS  # noqa: E402
 
 FIGSIZE = (8, 5)  # inches; every figure is FIGSIZE x DPI pixels except epoch_figures' breakdown
 DPI = 130

@@ -5,7 +5,7 @@ was not measured, never a made-up value.
     fmt_seconds(5432.1)                  # "5430" (3 significant digits)
     fmt_speedup_ci(7.123, 6.8, 7.4)      # "7.12x [6.80–7.40]"
 
-orchestrator.stats re-exports every name here, so `from orchestrator.stats import fmt_seconds` works too.
+Import them from here (statistics stay in orchestrator.stats).
 """
 
 from __future__ import annotations

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import pandas as pd
 
+from orchestrator.formats import fmt_pct, fmt_speedup, is_missing
 from orchestrator.pairing import pair_label, several_pairs
-from orchestrator.stats import INPUT_BOUND_SHARE, PAPER_POINTS, fmt_pct, fmt_speedup, is_missing
+from orchestrator.stats import INPUT_BOUND_SHARE, PAPER_POINTS
 
 CONFIG = ["batch_size", "pipeline", "precision"]
 # Flags that make an epoch time (and so a speedup) less certain; partial-eval concerns accuracy only.

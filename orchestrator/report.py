@@ -25,6 +25,7 @@ import pandas as pd
 
 from orchestrator import epoch_figures, figures, narrative
 from orchestrator.errors import BenchctlError
+from orchestrator.formats import DASH, fmt_params, fmt_pct, fmt_seconds, fmt_speedup, fmt_speedup_ci, fmt_util
 from orchestrator.html import write_html
 from orchestrator.pairing import class_label, pair_label, several_classes, several_pairs
 from orchestrator.results import ResultsError, read_results
@@ -43,16 +44,9 @@ from orchestrator.sections import (
 from orchestrator.stats import (
     CI_CONFIDENCE,
     CI_RESAMPLES,
-    DASH,
     INPUT_BOUND_SHARE,
     NOISY_IQR_SHARE,
     cell_summary,
-    fmt_params,
-    fmt_pct,
-    fmt_seconds,
-    fmt_speedup,
-    fmt_speedup_ci,
-    fmt_util,
     ok_epochs,
     speedup_table,
 )

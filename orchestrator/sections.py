@@ -19,6 +19,15 @@ from pathlib import Path
 
 import pandas as pd
 
+from orchestrator.formats import (
+    DASH,
+    fmt_params,
+    fmt_pct,
+    fmt_seconds,
+    fmt_speedup,
+    fmt_speedup_ci,
+    is_missing,
+)
 from orchestrator.pairing import class_label, pair_label, several_pairs, speedup_matrices
 from orchestrator.parity import (
     EQUIVALENCE_MARGIN_PP,
@@ -29,17 +38,7 @@ from orchestrator.parity import (
 )
 from orchestrator.peaks import PEAK_COLUMN, efficiency_table
 from orchestrator.results import ResultsError
-from orchestrator.stats import (
-    CI_CONFIDENCE,
-    DASH,
-    PAPER_POINTS,
-    fmt_params,
-    fmt_pct,
-    fmt_seconds,
-    fmt_speedup,
-    fmt_speedup_ci,
-    is_missing,
-)
+from orchestrator.stats import CI_CONFIDENCE, PAPER_POINTS
 
 FIDELITY_GLOB = "fidelity*.json"  # written by bench/fidelity.py into a results directory
 FIDELITY_BAR = (0.97, 1.03)  # bench/fidelity.py's LOW, HIGH

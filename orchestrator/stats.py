@@ -32,16 +32,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from orchestrator.formats import (  # noqa: F401  (re-exported: the report, figures and tests use them)
-    DASH,
-    fmt_params,
-    fmt_pct,
-    fmt_seconds,
-    fmt_speedup,
-    fmt_speedup_ci,
-    fmt_util,
-    is_missing,
-)
+from orchestrator.formats import is_missing
 from orchestrator.pairing import PAIR, class_pairs
 
 CELL = ["model", "device", "batch_size", "pipeline", "precision"]

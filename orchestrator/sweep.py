@@ -30,6 +30,7 @@ from pathlib import Path
 from orchestrator import cluster, hardware
 from orchestrator.errors import RUNTIME, BenchctlError
 from orchestrator.matrix import (
+    axis,
     cpus_used,
     describe,
     expand,
@@ -102,7 +103,7 @@ def _shape(config: dict) -> str:
     held, used = trial_resources(config), cpus_used(config)
     idle = f" ({used} used, the rest kept idle for Ray)" if held["CPU"] > used else ""
     share = " (Ray books 1 CPU, not what it uses)" if config.get("placement") == "packed" else ""
-    return f"{config['cell']['device']}: {describe(held)}{idle}{share}"
+    return f"{axis(config, 'device')}: {describe(held)}{idle}{share}"
 
 
 def _raise_interrupt(signum, frame):

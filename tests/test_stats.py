@@ -11,14 +11,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from orchestrator.formats import fmt_speedup_ci, fmt_util
 from orchestrator.pairing import class_label, pair_label, several_classes, several_pairs, speedup_matrices
 from orchestrator.stats import (
     NOISY_IQR_SHARE,
     bootstrap_speedup_ci,
     cell_summary,
     energy_speedup,
-    fmt_speedup_ci,
-    fmt_util,
     full_epoch_images,
     iqr,
     is_noisy,
