@@ -9,6 +9,9 @@ epochs, step cap, data size, seed) in a fresh process on the same machine, then 
 
     ratio = median(benchctl images_per_s over non-warm-up epochs) / median(plain images_per_s, epochs >= 2)
 
+benchctl's side pools the steady epochs of every repeat of the cell (each repeat is its own Ray
+trial); `benchctl_spread` is the same spread measure over the per-repeat medians.
+
 The bar: 0.97 <= ratio <= 1.03 for every cell. `--plain-repeats N` runs the plain loop N times per
 cell, round-robin over the cells (so slow drift of the machine hits every cell alike), and pools
 their steady epochs; `plain_spread` = (max - min) / median of the per-run medians shows how much the
@@ -65,7 +68,9 @@ def plain_run(row: dict, spec: dict, epochs: int | None = None) -> list[dict]:
     ]
     if spec.get("max_steps"):
         cmd += ["--max-steps", str(spec["max_steps"])]
-    if row.get("cpu_affinity"):  # the trial was pinned (--placement partitioned): pin the plain loop alike
+    if (
+        isinstance(row.get("cpu_affinity"), str) and row["cpu_affinity"]
+    ):  # the trial was pinned (--placement partitioned): pin the plain loop alike
         cmd += ["--cores", str(row["cpu_affinity"])]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
@@ -135,7 +140,6 @@ def main(argv: list[str] | None = None) -> None:
         epochs = epochs.merge(
             trials[["trial", "attempt", "cpu_affinity"]], on=["trial", "attempt"], how="left"
         )
-    epochs = epochs[epochs.repeat == 0]
     if args.device:
         epochs = epochs[epochs.device == args.device]
     if args.batch_size:
@@ -147,7 +151,7 @@ def main(argv: list[str] | None = None) -> None:
     rows: list[dict] = []
     for round_ in range(args.plain_repeats):
         for cell, group in cells:
-            first = group.iloc[0].to_dict()
+            first = group.sort_values(["repeat", "epoch"]).iloc[0].to_dict()
             plain[cell].append(plain_run(first, spec, args.epochs))
             if args.direct and round_ == 0:
                 direct[cell] = direct_run(first, spec, args.epochs)
@@ -178,7 +182,10 @@ def main(argv: list[str] | None = None) -> None:
 
 def _row(cell: str, group, plain_runs: list[list[dict]], direct_epochs: list[dict] | None) -> dict:
     steady = group[~group.warmup.astype(bool)]
-    first = group.iloc[0].to_dict()
+    first = group.sort_values(["repeat", "epoch"]).iloc[0].to_dict()  # repeat 0 sets the plain loop's seed
+    per_repeat = [
+        [{"epoch": 2, "images_per_s": float(x)} for x in g.images_per_s] for _, g in steady.groupby("repeat")
+    ]
     plain_steady = _steady(plain_runs)
     r = ratio(list(steady.images_per_s), plain_steady)
     direct_steady = _steady([direct_epochs]) if direct_epochs else []
@@ -192,6 +199,8 @@ def _row(cell: str, group, plain_runs: list[list[dict]], direct_epochs: list[dic
         "ratio": r,
         "within_bar": LOW <= r <= HIGH,
         "plain_spread": spread(plain_runs),
+        "benchctl_repeats": len(per_repeat),
+        "benchctl_spread": spread(per_repeat),
         "direct_ips": statistics.median(direct_steady) if direct_steady else None,
         "direct_ratio": statistics.median(direct_steady) / statistics.median(plain_steady)
         if direct_steady

@@ -1,0 +1,100 @@
+"""Fidelity from paired rounds: benchctl and the plain loop alternated in time (B P B P B P).
+
+    bash bench/h200.sh fidelity-pairs "$OUT"      # on the GPU machine: writes the rounds, then this
+    python bench/fidelity_pairs.py R1 R2 R3 --out fidelity-pairs.json
+
+Each round Rk is a results directory of one benchctl sweep followed at once by bench/fidelity.py's
+plain-loop runs of the same cells (Rk/fidelity.json). On a machine whose speed drifts between runs
+(the H200 VM moved 4-11% between two identical plain runs a minute apart), a ratio of two numbers
+taken minutes apart measures the drift as much as benchctl. Pairing each benchctl run with the plain
+run right after it and looking at the pairs' ratios separates the two:
+
+    pair ratio        r_k = benchctl_ips_k / plain_ips_k                   (round k, one cell)
+    cell ratio        median_k r_k                                          (the bar: 0.97 <= it <= 1.03)
+    overhead          exp(mean(log r)) over every pair of every cell, with a 95% Student-t interval
+                      exp(mean ± t(0.975, n-1) * sd(log r) / sqrt(n))
+
+The overall interval answers "does orchestration cost anything?" with all pairs' evidence; the
+per-cell medians answer the bar. Writes rows that `benchctl report` shows as a fidelity table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from orchestrator.parity import t_quantile  # noqa: E402
+
+LOW, HIGH = 0.97, 1.03  # the fidelity bar, as in bench/fidelity.py
+
+
+def geometric_ci(ratios: list[float], confidence: float = 0.95) -> tuple[float, float, float]:
+    """(geometric mean, low, high) of ratios: exp(mean(log r) ± t(1-(1-c)/2, n-1) * sd(log r) / sqrt(n)).
+    With one ratio the interval is unknown: (r, nan, nan)."""
+    logs = [math.log(r) for r in ratios]
+    centre = statistics.fmean(logs)
+    if len(logs) < 2:
+        return math.exp(centre), math.nan, math.nan
+    half = t_quantile(1 - (1 - confidence) / 2, len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
+    return math.exp(centre), math.exp(centre - half), math.exp(centre + half)
+
+
+def pair_rows(rounds: list[list[dict]]) -> list[dict]:
+    """One row per cell from the rounds' fidelity.json rows; a cell missing from a round has fewer pairs."""
+    cells: dict[str, list[dict]] = {}
+    for rows in rounds:
+        for row in rows:
+            cells.setdefault(row["cell"], []).append(row)
+    out = []
+    for cell, rows in cells.items():
+        ratios = [r["ratio"] for r in rows]
+        ratio = statistics.median(ratios)
+        out.append(
+            {
+                "cell": cell,
+                "torch_threads": rows[0]["torch_threads"],
+                "data_workers": rows[0]["data_workers"],
+                "benchctl_ips": statistics.median(r["benchctl_ips"] for r in rows),
+                "plain_ips": statistics.median(r["plain_ips"] for r in rows),
+                "ratio": ratio,
+                "within_bar": LOW <= ratio <= HIGH,
+                "pairs": len(rows),
+                "pair_ratios": ratios,
+                "benchctl_round_ips": [r["benchctl_ips"] for r in rows],
+                "plain_round_ips": [r["plain_ips"] for r in rows],
+            }
+        )
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description="paired-round fidelity: benchctl vs plain loop, run alternately")
+    p.add_argument("rounds", type=Path, nargs="+", help="results directories, each with its fidelity.json")
+    p.add_argument("--out", type=Path, required=True, help="JSON output (a fidelity*.json name)")
+    args = p.parse_args(argv)
+    found = [d / "fidelity.json" for d in args.rounds if (d / "fidelity.json").is_file()]
+    if not found:
+        raise SystemExit(f"fidelity_pairs: no fidelity.json in {', '.join(map(str, args.rounds))}")
+    rows = pair_rows([json.loads(f.read_text()) for f in found])
+    args.out.write_text(json.dumps(rows, indent=2) + "\n")
+    print("\n| cell | pairs | pair ratios | benchctl img/s | plain img/s | median ratio | within 0.97-1.03 |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(
+            f"| {r['cell']} | {r['pairs']} | {', '.join(f'{x:.3f}' for x in r['pair_ratios'])} | "
+            f"{r['benchctl_ips']:.0f} | {r['plain_ips']:.0f} | {r['ratio']:.3f} | "
+            f"{'yes' if r['within_bar'] else 'NO'} |"
+        )
+    every = [x for r in rows for x in r["pair_ratios"]]
+    mean, low, high = geometric_ci(every)
+    print(f"\nall {len(every)} pairs: geometric mean ratio {mean:.3f}, 95% CI [{low:.3f}, {high:.3f}]")
+
+
+if __name__ == "__main__":
+    main()
