@@ -81,7 +81,7 @@ bcg() { timeout "$1" python -m orchestrator sweep --out "$res" "${@:2}"; }
       while [ $r -lt "${ROUNDS:-3}" ] && [ $SECONDS -lt "${LAST_ROUND_START_S:-370}" ]; do
         r=$((r + 1))
         bcg 200 --name "pair-r$r" --models simple_cnn,resnet18 --devices gpu --pipeline loader,resident \
-          --batch-size 128 --epochs 3 --train-size 12500
+          --batch-size 128 --epochs 3 --train-size 12500 ${SWEEP_ARGS:-}
         fid 100 "$res/pair-r$r" --device gpu --plain-repeats 1
       done
       python bench/fidelity_pairs.py "$res"/pair-r* --out "$res/fidelity-pairs.json"

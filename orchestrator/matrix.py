@@ -97,6 +97,7 @@ def _fixed(spec: SweepSpec, alloc: Allotment, classes: list[HwClass] | None = No
         "gpu_cell_cpus": alloc.gpu_cell_cpus,
         "cpu_cell_reserve": alloc.cpu_cell_reserve,
         "placement": alloc.placement.value,
+        "trial_process": spec.trial_process.value,
         "sweep": spec.name,
     }
     if spec.per_class:

@@ -26,8 +26,8 @@ import pyarrow.parquet as pq
 
 from orchestrator.errors import BenchctlError
 
-SCHEMA_VERSION = "2"  # 2 added hw_class, node_id and the trials' placement columns
-READABLE_VERSIONS = ("1", "2")  # older files lack newer columns; they read as null
+SCHEMA_VERSION = "3"  # 2 added hw_class, node_id and the trials' placement columns; 3 trial_process
+READABLE_VERSIONS = ("1", "2", "3")  # older files lack newer columns; they read as null
 _META_VERSION = b"benchctl.schema_version"
 _META_KIND = b"benchctl.kind"
 
@@ -116,6 +116,7 @@ TRIAL_SCHEMA = pa.schema(
         ("cpu_share", pa.float64()),  # CPUs the trial held in Ray's books (schema 2)
         ("cpu_affinity", pa.string()),  # cores it was pinned to, e.g. "0-3" (partitioned; schema 2)
         ("overlapped_with", pa.string()),  # other trials on its host while it ran, comma list (schema 2)
+        ("trial_process", pa.string()),  # child (a fresh process under the Ray trial) or inline (schema 3)
         ("energy_notes", pa.string()),  # why an energy column is null, if it is
         ("config_json", pa.string()),  # the whole TrialConfig
     ]

@@ -36,6 +36,13 @@ class Placement(str, Enum):
     packed = "packed"  # one CPU per trial in Ray's books: fast and unfair, for smoke runs only
 
 
+class TrialProcess(str, Enum):
+    """Where a trial's training loop runs (trainables/isolated.py says why `child` is the default)."""
+
+    child = "child"  # a fresh process under the Ray trial: nothing of Ray or Tune shares the timed loop
+    inline = "inline"  # in the Ray worker itself (as before schema 3; 10-15% slower on launch-bound cells)
+
+
 # Spec fields that may differ between a sweep and its --resume: where and how it runs, not what it measures.
 RESUMABLE_CHANGES = ("name", "out", "cluster", "cluster_port", "max_failures", "resume", "isolate_network")
 
@@ -105,6 +112,7 @@ class SweepSpec:
     cluster_port: int | None = None  # the head's GCS port, overriding the cluster file's
     resume: bool = False  # run only the cells results/<name> does not hold complete yet
     isolate_network: bool = True  # local runs: Ray in a private network namespace (root only; netns.py)
+    trial_process: TrialProcess = TrialProcess.child
 
     def __post_init__(self) -> None:
         for axis in ("models", "devices", "batch_sizes", "pipelines", "precisions"):
@@ -118,6 +126,11 @@ class SweepSpec:
             except ValueError:
                 choices = ", ".join(e.value for e in enum)
                 raise SpecError(f"--{axis}: {getattr(self, axis)} has a value not in {choices}") from None
+        try:
+            object.__setattr__(self, "trial_process", TrialProcess(self.trial_process))
+        except ValueError:
+            choices = ", ".join(e.value for e in TrialProcess)
+            raise SpecError(f"--trial-process: {self.trial_process!r} is not one of {choices}") from None
         try:
             object.__setattr__(self, "placement", Placement(self.placement))
         except ValueError:
@@ -190,6 +203,7 @@ class SweepSpec:
             "gpu_cpus": self.gpu_cpus,
             "max_failures": self.max_failures,
             "placement": self.placement.value,
+            "trial_process": self.trial_process.value,
             "per_class": self.per_class,
             "name": self.name,
             "cluster": str(self.cluster) if self.cluster else None,
@@ -197,13 +211,18 @@ class SweepSpec:
         }
 
 
+# what sweeps stored before a field existed did, where that differs from the field's default
+_BEFORE_FIELD = {"trial_process": TrialProcess.inline.value}
+
+
 def spec_differences(stored: dict, spec: SweepSpec) -> list[str]:
     """What a --resume changes against the sweep's stored spec, as `field: old -> new` (empty: same).
 
     A stored spec from before a field existed reads as that field's default, so adding an option
-    never makes old results unresumable."""
+    never makes old results unresumable; except where the old behaviour was not the new default
+    (`_BEFORE_FIELD`): those read as what the old benchctl did."""
     now = spec.to_dict()
-    defaults_ = SweepSpec(name=spec.name).to_dict()
+    defaults_ = {**SweepSpec(name=spec.name).to_dict(), **_BEFORE_FIELD}
     out = []
     for key in sorted(set(now) | set(stored)):
         if key in RESUMABLE_CHANGES:

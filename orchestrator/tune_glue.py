@@ -34,6 +34,7 @@ def tune_trial(config: dict) -> None:
     from ray import tune
 
     from trainables.affinity import CoreBook, format_cores
+    from trainables.isolated import run_isolated
     from trainables.train import run_trial
 
     sent_info = False
@@ -55,7 +56,10 @@ def tune_trial(config: dict) -> None:
     pin = CoreBook().claim(cpus_used(config)) if pins_cpus(config) else contextlib.nullcontext()
     with pin as cores:
         placement["cpu_affinity"] = format_cores(cores) if cores else None
-        run_trial(trial_config(config), on_epoch=report)
+        # child (default): the loop runs in a fresh process that inherits the pinned cores and Ray's
+        # CUDA_VISIBLE_DEVICES; this worker only relays its epochs (trainables/isolated.py says why)
+        run = run_trial if config.get("trial_process") == "inline" else run_isolated
+        run(trial_config(config), on_epoch=report)
 
 
 def _last_error_line(trial) -> str:
@@ -169,6 +173,7 @@ class ResultsWriter(Callback):
             "started_at": self._started.get(tid),
             "ended_at": ended,
             "placement": trial.config.get("placement"),
+            "trial_process": trial.config.get("trial_process", "inline"),
             "cpu_share": trial_resources(trial.config)["CPU"],
             "overlapped_with": overlapped_with,
             "git_commit": self.provenance.get("git_commit"),

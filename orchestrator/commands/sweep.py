@@ -14,7 +14,15 @@ from typing import Annotated
 import typer
 
 from orchestrator.errors import RUNTIME, BenchctlError
-from orchestrator.spec import Placement, SweepSpec, default_name, parse_choices, parse_csv, parse_ints
+from orchestrator.spec import (
+    Placement,
+    SweepSpec,
+    TrialProcess,
+    default_name,
+    parse_choices,
+    parse_csv,
+    parse_ints,
+)
 from orchestrator.sweep import run_sweep
 from trainables import config as d
 from trainables.config import Device, Pipeline, Precision
@@ -65,6 +73,13 @@ def sweep(
             "packed (fast, unfair: smoke runs)."
         ),
     ] = Placement.exclusive,
+    trial_process: Annotated[
+        TrialProcess,
+        typer.Option(
+            help="Where each trial's loop runs: child (a fresh process under the Ray trial, default) or "
+            "inline (in the Ray worker; slower on launch-bound cells, kept for comparison)."
+        ),
+    ] = TrialProcess.child,
     per_class: Annotated[
         bool,
         typer.Option(
@@ -121,6 +136,7 @@ def sweep(
         cluster_port=port,
         resume=resume,
         isolate_network=network_isolation,
+        trial_process=trial_process,
     )
     outcome = run_sweep(spec, echo=typer.echo)
     typer.echo(f"benchctl: results in {outcome.results_dir}; next: benchctl report {outcome.results_dir}")

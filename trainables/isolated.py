@@ -1,0 +1,124 @@
+"""Run one trial in a fresh child process, so that nothing of its supervisor shares the timed loop.
+
+    from trainables.isolated import run_isolated
+    result = run_isolated(cfg, on_epoch)      # same contract as trainables.train.run_trial
+
+Why: measured on the H200 host, the same training loop ran 10-15% slower inside a Ray worker than
+as a plain process (bench/fidelity_pairs.py, reports/h200/README.md). A Ray worker carries Ray's
+core-worker threads, Tune's reporting thread and a large heap of imported modules (longer garbage
+collections) into the process that launches the kernels; a launch-bound loop feels all of it. Ray's
+trial therefore only supervises: it holds the resources, pins the cores (the child inherits the
+affinity, CUDA_VISIBLE_DEVICES and the environment) and relays each epoch with `tune.report`.
+
+Protocol: the parent writes the TrialConfig as JSON to the child's stdin; the child runs
+`run_trial` and writes one JSON object per line to the file descriptor named in
+BENCHCTL_RESULT_FD: `{"info": {...}, "row": {...}}` per epoch, then `{"done": true}`, or
+`{"error": "<traceback>"}` if the trial raised. The child dies with its parent (PR_SET_PDEATHSIG),
+so a cancelled or killed Ray trial leaves no training process behind. Nothing is pickled: JSON only.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+
+from trainables.config import TrialConfig
+
+RESULT_FD_ENV = "BENCHCTL_RESULT_FD"
+PARENT_ENV = "BENCHCTL_PARENT_PID"
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+_ROOT = str(Path(__file__).resolve().parents[1])  # the directory that holds the trainables package
+
+
+class TrialProcessError(RuntimeError):
+    """The child failed; the message is its traceback, whose last line is the original 'Type: message'."""
+
+
+def run_isolated(cfg: TrialConfig, on_epoch: Callable[[dict, dict], None] | None = None) -> list[dict]:
+    """Run `cfg` in a child process; call `on_epoch(info, row)` as its epochs arrive; return the rows."""
+    read_fd, write_fd = os.pipe()
+    env = {
+        **os.environ,
+        RESULT_FD_ENV: str(write_fd),
+        PARENT_ENV: str(os.getpid()),
+        "PYTHONPATH": os.pathsep.join(p for p in (_ROOT, os.environ.get("PYTHONPATH")) if p),
+    }
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "trainables.isolated"],
+            stdin=subprocess.PIPE,
+            pass_fds=(write_fd,),
+            env=env,
+            cwd=_ROOT,
+        )
+    finally:
+        os.close(write_fd)  # the child holds the only write end: EOF on read means it is gone
+    rows: list[dict] = []
+    error = None
+    try:
+        with proc.stdin as stdin:
+            stdin.write(json.dumps(cfg.to_dict()).encode())
+        with os.fdopen(read_fd, "rb") as lines:
+            for line in lines:
+                msg = json.loads(line)
+                if "error" in msg:
+                    error = msg["error"]
+                    continue
+                if msg.get("done"):  # not EOF: forked DataLoader workers may hold the pipe a moment longer
+                    break
+                rows.append(msg["row"])
+                if on_epoch is not None:
+                    on_epoch(msg["info"], msg["row"])
+        code = proc.wait()
+    finally:
+        if proc.poll() is None:  # the parent is leaving early (an exception, Tune stopping the trial)
+            proc.kill()
+            proc.wait()
+    if error is not None:
+        raise TrialProcessError(error)
+    if code != 0:
+        how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
+        raise TrialProcessError(f"trial process for {cfg.trial_id} ended with {how} before finishing")
+    return rows
+
+
+def _die_with_parent() -> None:
+    """Ask the kernel to SIGKILL this process when its parent goes; exit now if it already went."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: the parent still kills the child when it can
+        pass
+    if os.getppid() != int(os.environ.get(PARENT_ENV, os.getppid())):
+        os._exit(1)
+
+
+def _child() -> None:
+    _die_with_parent()
+    out = os.fdopen(int(os.environ.pop(RESULT_FD_ENV)), "w", buffering=1)
+    os.environ.pop(PARENT_ENV, None)
+
+    def send(msg: dict) -> None:
+        out.write(json.dumps(msg, default=str) + "\n")
+
+    try:
+        from trainables.train import run_trial
+
+        cfg = TrialConfig.from_dict(json.loads(sys.stdin.read()))
+        run_trial(cfg, lambda info, row: send({"info": {**info, "trial_process": "child"}, "row": row}))
+        send({"done": True})
+    except BaseException:  # noqa: BLE001 - everything goes back to the parent, then a non-zero exit
+        send({"error": traceback.format_exc().rstrip()})
+        out.close()
+        sys.exit(1)
+    out.close()
+
+
+if __name__ == "__main__":
+    _child()
