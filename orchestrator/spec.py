@@ -18,8 +18,7 @@ from pathlib import Path
 
 from orchestrator.errors import BenchctlError
 from trainables import config as defaults
-from trainables.config import Device, Pipeline, Precision, TrialConfig
-from trainables.models import PAPER_MODELS, UnknownModel, accepts_native_input, check_model_name
+from trainables.config import PAPER_MODELS, Device, Pipeline, Precision, TrialConfig
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
@@ -136,6 +135,9 @@ class SweepSpec:
         except ValueError:
             choices = ", ".join(e.value for e in Placement)
             raise SpecError(f"--placement: {self.placement!r} is not one of {choices}") from None
+        # imported here, not at the top: the Ray trial process imports this module and never needs torch
+        from trainables.models import UnknownModel, accepts_native_input, check_model_name
+
         for model in self.models:
             try:
                 check_model_name(model)

@@ -35,7 +35,6 @@ def tune_trial(config: dict) -> None:
 
     from trainables.affinity import CoreBook, format_cores
     from trainables.isolated import run_isolated
-    from trainables.train import run_trial
 
     sent_info = False
     placement = {
@@ -58,8 +57,12 @@ def tune_trial(config: dict) -> None:
         placement["cpu_affinity"] = format_cores(cores) if cores else None
         # child (default): the loop runs in a fresh process that inherits the pinned cores and Ray's
         # CUDA_VISIBLE_DEVICES; this worker only relays its epochs (trainables/isolated.py says why)
-        run = run_trial if config.get("trial_process") == "inline" else run_isolated
-        run(trial_config(config), on_epoch=report)
+        if config.get("trial_process") == "inline":
+            from trainables.train import run_trial  # torch is imported into this process only inline
+
+            run_trial(trial_config(config), on_epoch=report)
+        else:
+            run_isolated(trial_config(config), on_epoch=report)
 
 
 def _last_error_line(trial) -> str:

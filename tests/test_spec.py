@@ -2,7 +2,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orchestrator.spec import SpecError, SweepSpec, parse_choices, parse_csv, parse_ints
+from orchestrator.spec import (
+    SpecError,
+    SweepSpec,
+    TrialProcess,
+    parse_choices,
+    parse_csv,
+    parse_ints,
+    spec_differences,
+)
 from trainables.config import Device, Pipeline
 
 
@@ -30,6 +38,7 @@ def test_library_callers_may_pass_strings():
         ({"name": "../escape"}, "--name: '../escape' must be"),
         ({"devices": ()}, "--devices: give at least one value"),
         ({"cpus_per_trial": 0}, "--cpus-per-trial: must be an integer >= 1"),
+        ({"trial_process": "thread"}, "--trial-process: 'thread' is not one of child, inline"),
     ],
 )
 def test_bad_specs_say_which_option_and_why(kwargs, message):
@@ -61,3 +70,18 @@ def test_parse_ints_round_trips_any_positive_list(values):
 def test_parse_ints_refuses_every_non_positive(value):
     with pytest.raises(SpecError, match="must be at least 1"):
         parse_ints(str(value), "--batch-size")
+
+
+def test_trials_run_in_a_child_process_unless_asked_inline():
+    assert SweepSpec(name="x").trial_process is TrialProcess.child
+    spec = SweepSpec(name="x", trial_process="inline")
+    assert spec.trial_process is TrialProcess.inline and spec.to_dict()["trial_process"] == "inline"
+
+
+def test_a_spec_stored_before_trial_process_existed_reads_as_inline():
+    # such sweeps ran their loop inside the Ray worker: resuming them in a child would change what is measured
+    spec = SweepSpec(name="x")
+    stored = {k: v for k, v in spec.to_dict().items() if k != "trial_process"}
+    assert spec_differences(stored, spec) == ["trial_process: 'inline' -> 'child'"]
+    assert spec_differences(stored, SweepSpec(name="x", trial_process="inline")) == []
+    assert spec_differences(spec.to_dict(), spec) == []

@@ -33,6 +33,7 @@ class Precision(str, Enum):
 
 
 # ---- defaults: the one place where numbers live -------------------------------------------
+PAPER_MODELS = ("simple_cnn", "resnet18", "resnet50")  # the paper's three models, the default grid
 EPOCHS = 10  # passes over the training set (the paper: 10)
 BATCH_SIZE = 128  # images per optimizer step
 WORKERS = 2  # DataLoader worker processes (loader pipeline only)

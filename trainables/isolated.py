@@ -67,7 +67,10 @@ def run_isolated(cfg: TrialConfig, on_epoch: Callable[[dict, dict], None] | None
             stdin.write(json.dumps(cfg.to_dict()).encode())
         with os.fdopen(read_fd, "rb") as lines:
             for line in lines:
-                msg = json.loads(line)
+                try:
+                    msg = json.loads(line)
+                except json.JSONDecodeError:  # a line cut off by the child's death: its exit code tells why
+                    break
                 if "error" in msg:
                     error = msg["error"]
                     continue

@@ -17,10 +17,7 @@ import torch
 import torchvision
 from torch import nn
 
-from trainables.config import IMAGE_SIZE, NUM_CLASSES
-
-# The paper's three sizes; listed first by `benchctl models`.
-PAPER_MODELS = ("simple_cnn", "resnet18", "resnet50")
+from trainables.config import IMAGE_SIZE, NUM_CLASSES, PAPER_MODELS  # PAPER_MODELS: listed first by `models`
 
 
 class SimpleCNN(nn.Module):
