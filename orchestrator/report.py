@@ -28,7 +28,7 @@ from orchestrator.errors import BenchctlError
 from orchestrator.formats import DASH, fmt_params, fmt_pct, fmt_seconds, fmt_speedup, fmt_speedup_ci, fmt_util
 from orchestrator.html import write_html
 from orchestrator.pairing import class_label, pair_label, several_classes, several_pairs
-from orchestrator.results import ResultsError, read_results
+from orchestrator.results import ResultsError, read_results, unfinished_trials
 from orchestrator.sections import (
     class_matrix_section,
     efficiency_section,
@@ -293,12 +293,15 @@ def build_report(
     table = speedup_table(epochs)
     sweeps = sorted({str(s) for s in pd.concat([epochs["sweep"], trials.get("sweep", pd.Series())]).dropna()})
     n_runs = epochs[["sweep", "trial", "attempt"]].drop_duplicates().shape[0]
+    unfinished = [(Path(d), t) for d in results_dirs for t in unfinished_trials(Path(d), trials)]
     datasets = ", ".join(sorted({str(d) for d in epochs["dataset"].dropna()})) or DASH
     markdown = "\n".join(
         [
             f"# GPU vs CPU training speedup: {', '.join(sweeps)}\n",
             f"Sweep(s): {', '.join(f'`{s}`' for s in sweeps)}. Dataset: {datasets}. "
-            f"{len(epochs)} epoch rows from {n_runs} completed trial attempts.\n",
+            f"{len(epochs)} epoch rows from {n_runs} completed trial attempts"
+            + (f"; {len(unfinished)} planned trial(s) have no result (see Notes)" if unfinished else "")
+            + ".\n",
             HOW_TO_READ + (HOW_TO_READ_CLASSES if has_classes(table) else ""),
             _table_section(table),
             narrative.section(table),
@@ -308,7 +311,7 @@ def build_report(
             parity_section(epochs),
             efficiency_section(epochs),
             *([fidelity_section(fidelity)] if fidelity else []),
-            notes_section(table, summary),
+            notes_section(table, summary, unfinished),
             environment_section(epochs, trials),
             failures_section(trials),
         ]

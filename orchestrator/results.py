@@ -14,6 +14,7 @@ Every file carries `benchctl.schema_version` and `benchctl.kind` in its Parquet 
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -219,6 +220,37 @@ class Progress:
 
 def _attempt_of(path: Path) -> int:
     return int(path.stem.rpartition("-a")[2])
+
+
+def planned_trials(spec: dict) -> list[str] | None:
+    """The trial ids a sweep's spec asks for (`model/device/bsN/pipeline/precision/rK`, as
+    TrialConfig.trial_id), or None when they depend on the cluster (--per-class: classes found then)."""
+    if spec.get("per_class"):
+        return None
+    axes = ("models", "devices", "batch_sizes", "pipelines", "precisions")
+    if not all(isinstance(spec.get(a), list) for a in axes) or not isinstance(spec.get("repeats"), int):
+        return None
+    return [
+        f"{m}/{d}/bs{b}/{p}/{q}/r{r}"
+        for m, d, b, p, q in itertools.product(*(spec[a] for a in axes))
+        for r in range(spec["repeats"])
+    ]
+
+
+def unfinished_trials(results_dir: Path, trials: pd.DataFrame) -> list[str]:
+    """Trial ids the sweep in `results_dir` planned (its spec.json) that have no successful attempt among
+    `trials` of that sweep (by the spec's name): the sweep was cut short, or they failed. Empty when the
+    plan cannot be known."""
+    try:
+        spec = json.loads((results_dir / "spec.json").read_text(encoding="utf-8"))["spec"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    planned = planned_trials(spec) or []
+    mine = (
+        trials[(trials.sweep == spec.get("name")) & (trials.status == "ok")] if not trials.empty else trials
+    )
+    ok = set(mine["trial"]) if not mine.empty else set()
+    return [t for t in planned if t not in ok]
 
 
 def progress(results_dir: Path) -> Progress:

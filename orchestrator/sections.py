@@ -244,7 +244,11 @@ def fidelity_section(found: list[tuple[Path, list[dict]]]) -> str:
     )
 
 
-def notes_section(table: pd.DataFrame, summary: pd.DataFrame) -> str:
+def notes_section(
+    table: pd.DataFrame, summary: pd.DataFrame, unfinished: list[tuple[Path, str]] | None = None
+) -> str:
+    """Flags per cell, one-sided cells, pooled hosts, and planned trials without a result (`unfinished`:
+    (results dir, trial id), from results.unfinished_trials)."""
     notes = []
     several = several_pairs(table)
     for r in table.itertuples():
@@ -256,6 +260,13 @@ def notes_section(table: pd.DataFrame, summary: pd.DataFrame) -> str:
                 notes.append(f"- {name}: no {dev.upper()} measurement, so no speedup (only {other.upper()})")
     if (summary["hosts"].str.contains(",")).any():
         notes.append("- some cells pool epochs from several hosts (see Environment)")
+    for d in dict.fromkeys(d for d, _ in unfinished or []):
+        ids = [t for dd, t in unfinished if dd == d]
+        notes.append(
+            f"- {len(ids)} trial(s) planned in {d.name}/spec.json have no completed attempt "
+            f"(the sweep stopped early, or they failed): {', '.join(f'`{t}`' for t in ids)}; "
+            f"`benchctl sweep --resume --name {d.name} ...` with the same options completes them"
+        )
     return (
         "## Notes\n\n"
         + ("\n".join(notes) if notes else "No flags: every number is a full, measured epoch.")

@@ -674,3 +674,22 @@ def test_class_matrix_section_shows_a_dash_for_a_pair_without_speedup():
     assert text.index(A100 + " |") < text.index(H200 + " |")
     missing = sections.class_matrix_section(table.iloc[:3])  # the XEON x A100 pair never ran
     assert f"| {A100} | 7.00x | — |" in missing
+
+
+def test_planned_trials_without_a_result_are_counted_and_named(results, tmp_path):
+    spec = {"name": "s1", "models": ["resnet18", "resnet50"], "devices": ["cpu", "gpu"], "batch_sizes": [128],
+            "pipelines": ["loader"], "precisions": ["fp32"], "repeats": 2, "per_class": False}  # fmt: skip
+    (results / "spec.json").write_text(json.dumps({"spec": spec}))
+    build_report([results], tmp_path / "rep", formats=("md",))
+    md = (tmp_path / "rep" / "report.md").read_text()
+    # resnet50: cpu r1, gpu r0 (failed) and gpu r1 never completed; resnet18 all four did
+    assert "; 3 planned trial(s) have no result (see Notes)." in md
+    note = next(line for line in md.splitlines() if "planned in s1/spec.json" in line)
+    assert note.startswith("- 3 trial(s) planned in s1/spec.json have no completed attempt")
+    for t in (
+        "resnet50/cpu/bs128/loader/fp32/r1",
+        "resnet50/gpu/bs128/loader/fp32/r0",
+        "resnet50/gpu/bs128/loader/fp32/r1",
+    ):
+        assert f"`{t}`" in note
+    assert "resnet18/" not in note and "--resume --name s1" in note

@@ -8,7 +8,9 @@ from orchestrator.results import (
     SCHEMA_VERSION,
     ResultsError,
     file_key,
+    planned_trials,
     read_results,
+    unfinished_trials,
     write_rows,
 )
 
@@ -69,3 +71,37 @@ def test_missing_or_empty_directories(tmp_path):
         read_results(tmp_path / "nope")
     with pytest.raises(ResultsError, match="holds no benchctl results"):
         read_results(tmp_path)
+
+
+SPEC = {"name": "s", "models": ["simple_cnn", "resnet18"], "devices": ["cpu", "gpu"], "batch_sizes": [128],
+        "pipelines": ["resident"], "precisions": ["fp32"], "repeats": 2, "per_class": False}  # fmt: skip
+
+
+def test_planned_trials_are_the_specs_grid_in_trial_id_form():
+    planned = planned_trials(SPEC)
+    assert len(planned) == 2 * 2 * 2 and len(set(planned)) == 8
+    assert (
+        "resnet18/gpu/bs128/resident/fp32/r1" in planned
+        and "simple_cnn/cpu/bs128/resident/fp32/r0" in planned
+    )
+    assert planned_trials({**SPEC, "per_class": True}) is None  # classes are known only at run time
+    assert planned_trials({"name": "s"}) is None  # not a spec
+
+
+def test_unfinished_trials_are_planned_ones_without_an_ok_attempt_of_that_sweep(tmp_path):
+    import json
+
+    import pandas as pd
+
+    (tmp_path / "spec.json").write_text(json.dumps({"spec": SPEC}))
+    ok = [t for t in planned_trials(SPEC) if not t.startswith("resnet18/gpu")]
+    trials = pd.DataFrame(
+        [{"sweep": "s", "trial": t, "status": "ok"} for t in ok]
+        + [{"sweep": "s", "trial": "resnet18/gpu/bs128/resident/fp32/r0", "status": "error"}]
+        + [{"sweep": "other", "trial": "resnet18/gpu/bs128/resident/fp32/r1", "status": "ok"}]
+    )
+    assert unfinished_trials(tmp_path, trials) == [
+        "resnet18/gpu/bs128/resident/fp32/r0",  # failed
+        "resnet18/gpu/bs128/resident/fp32/r1",  # ok, but in another sweep
+    ]
+    assert unfinished_trials(tmp_path / "nowhere", trials) == []  # no spec.json: no claim
