@@ -239,17 +239,14 @@ def planned_trials(spec: dict) -> list[str] | None:
 
 def unfinished_trials(results_dir: Path, trials: pd.DataFrame) -> list[str]:
     """Trial ids the sweep in `results_dir` planned (its spec.json) that have no successful attempt among
-    `trials` of that sweep (by the spec's name): the sweep was cut short, or they failed. Empty when the
-    plan cannot be known."""
+    `trials` (of any sweep: a report of several sweeps may fill one's gaps with another's): the sweep
+    was cut short, or they failed. Empty when the plan cannot be known."""
     try:
         spec = json.loads((results_dir / "spec.json").read_text(encoding="utf-8"))["spec"]
     except (OSError, ValueError, KeyError, TypeError):
         return []
     planned = planned_trials(spec) or []
-    mine = (
-        trials[(trials.sweep == spec.get("name")) & (trials.status == "ok")] if not trials.empty else trials
-    )
-    ok = set(mine["trial"]) if not mine.empty else set()
+    ok = set(trials.loc[trials.status == "ok", "trial"]) if not trials.empty else set()
     return [t for t in planned if t not in ok]
 
 

@@ -263,7 +263,7 @@ def notes_section(
     for d in dict.fromkeys(d for d, _ in unfinished or []):
         ids = [t for dd, t in unfinished if dd == d]
         notes.append(
-            f"- {len(ids)} trial(s) planned in {d.name}/spec.json have no completed attempt "
+            f"- {len(ids)} trial(s) planned in {d.name}/spec.json have no completed attempt in these results "
             f"(the sweep stopped early, or they failed): {', '.join(f'`{t}`' for t in ids)}; "
             f"`benchctl sweep --resume --name {d.name} ...` with the same options completes them"
         )
