@@ -148,6 +148,9 @@ def run_sweep(spec: SweepSpec, echo: Callable[[str], None] = print) -> SweepOutc
                         "authentication guards it"
                     )
             address = cluster.connect(spec.cluster, spec.cluster_port)
+            # ray.init installs absl's failure handler for SIGTERM (a C++ stack dump, then death by the
+            # signal): take SIGTERM back so that it ends the sweep like Ctrl-C, with exit 130
+            _sigterm_as_interrupt()
             nodes = cluster.alive_nodes()
             alloc = resolve_allotment(spec, [int(n["resources"].get("CPU", 0)) for n in nodes])
             classes = None
