@@ -9,6 +9,8 @@
 #   source .devbundle/setup.sh && bash bench/h200.sh repeats "$OUT"          # 3 repeats cpu+gpu: CIs, parity
 #   source .devbundle/setup.sh && bash bench/h200.sh fidelity-pairs "$OUT"   # benchctl / plain alternated
 #   source .devbundle/setup.sh && bash bench/h200.sh cpu-512 "$OUT"          # the CPU cells at batch 512
+#   source .devbundle/setup.sh && bash bench/h200.sh reference-a "$OUT"      # reference, child-process trials:
+#   source .devbundle/setup.sh && bash bench/h200.sh reference-b "$OUT"      #   a and b together cover it all
 # Each step leaves OUT/<step>.tar.gz (results directories incl. fidelity JSON) and OUT/<step>.log.
 # Fidelity cells use 25,000 training images and 4 epochs (3 steady) so that benchctl, the plain loop
 # (twice, round-robin) and benchctl's loop without Ray all fit one call; images/s does not depend on
@@ -25,6 +27,12 @@ fid() { timeout "$1" python bench/fidelity.py "${@:2}"; }
 # a sweep cut by its time guard gets SIGTERM, exits 130 and keeps every finished trial, so the tar at the
 # end always runs inside the device tool's 10-minute limit
 bcg() { timeout "$1" python -m orchestrator sweep --out "$res" "${@:2}"; }
+# seconds left before the call must tar its results (the device tool stops a command at 600 s)
+left() { echo $((${CALL_S:-570} - SECONDS)); }
+# the reference matrix: GPU cells, 3 full epochs (50,000 images); CPU cells 2 epochs of a few steps, extrapolated
+ref_gpu() { bcg "$1" --name "$2" --devices gpu --pipeline loader,resident --epochs 3 "${@:3}"; }
+ref_cpu() { bcg "$1" --name "$2" --devices cpu --pipeline loader,resident --models simple_cnn,resnet18,resnet50 \
+  --epochs 2 --max-eval-steps 4 "${@:3}"; }
 {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit,temperature.gpu --format=csv
   nproc
@@ -89,6 +97,14 @@ bcg() { timeout "$1" python -m orchestrator sweep --out "$res" "${@:2}"; }
     cpu-512)  # the CPU cells at batch 512 (extrapolated from 12 steps), for the reference's batch-512 speedups
       bcg 500 --name ref-cpu-512 --models simple_cnn,resnet18,resnet50 --devices cpu \
         --pipeline loader,resident --batch-size 512 --epochs 3 --max-steps 12 --max-eval-steps 2
+      ;;
+    reference-a)  # the reference sweep again with the loop in a child process (the default since 809e442)
+      ref_gpu 330 ref-gpu-small --models simple_cnn,resnet18 --batch-size 128,512
+      ref_cpu "$(left)" ref-cpu-128 --batch-size 128 --max-steps 30
+      ;;
+    reference-b)
+      ref_gpu 300 ref-gpu-r50 --models resnet50 --batch-size 128,512
+      ref_cpu "$(left)" ref-cpu-512 --batch-size 512 --max-steps 12
       ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac
