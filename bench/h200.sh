@@ -11,6 +11,7 @@
 #   source .devbundle/setup.sh && bash bench/h200.sh cpu-512 "$OUT"          # the CPU cells at batch 512
 #   source .devbundle/setup.sh && bash bench/h200.sh reference-a "$OUT"      # reference, child-process trials:
 #   source .devbundle/setup.sh && bash bench/h200.sh reference-b "$OUT"      #   a and b together cover it all
+#   source .devbundle/setup.sh && bash bench/h200.sh x2 "$OUT"   # kind nvidia-h200-x2: GPU cells side by side
 # Each step leaves OUT/<step>.tar.gz (results directories incl. fidelity JSON) and OUT/<step>.log.
 # Fidelity cells use 25,000 training images and 4 epochs (3 steady) so that benchctl, the plain loop
 # (twice, round-robin) and benchctl's loop without Ray all fit one call; images/s does not depend on
@@ -105,6 +106,16 @@ ref_cpu() { bcg "$1" --name "$2" --devices cpu --pipeline loader,resident --mode
     reference-b)
       ref_gpu 300 ref-gpu-r50 --models resnet50 --batch-size 128,512
       ref_cpu "$(left)" ref-cpu-512 --batch-size 512 --max-steps 12
+      ;;
+    x2)  # issue 7 (2 GPUs): the small GPU cells alone (Ray shown one GPU), side by side, alone again;
+      # partitioned so that every trial pins and records its cores; bench/multi_gpu.py judges the rows
+      nvidia-smi -L; env | grep -E '^NCCL_' || true
+      X2=(--devices gpu --models simple_cnn,resnet18 --pipeline loader,resident --batch-size 128 --epochs 3
+        --train-size 25000 --placement partitioned)
+      CUDA_VISIBLE_DEVICES=0 bcg 170 --name alone1 "${X2[@]}"
+      bcg 130 --name together --repeats 2 "${X2[@]}"
+      CUDA_VISIBLE_DEVICES=0 bcg "$(left)" --name alone2 "${X2[@]}"
+      python bench/multi_gpu.py "$res/alone1" "$res/together" "$res/alone2" --out "$res/multi-gpu.json"
       ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac

@@ -21,14 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a bare checkout
 
-
-def parse_cores(text: str) -> set[int]:
-    """`"0-2,5"` -> `{0, 1, 2, 5}` (the inverse of trainables.affinity.format_cores)."""
-    cores: set[int] = set()
-    for part in text.split(","):
-        low, _, high = part.partition("-")
-        cores.update(range(int(low), int(high or low) + 1))
-    return cores
+from trainables.affinity import parse_cores  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> None:

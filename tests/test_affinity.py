@@ -4,13 +4,20 @@ import os
 import subprocess
 import sys
 
-from trainables.affinity import CoreBook, format_cores
+from trainables.affinity import CoreBook, format_cores, parse_cores
 
 
 def test_format_cores_uses_taskset_ranges():
     assert format_cores([0, 1, 2, 5]) == "0-2,5"
     assert format_cores([3]) == "3" and format_cores([]) == ""
     assert format_cores([7, 6, 9, 10]) == "6-7,9-10"
+
+
+def test_cores_round_trip_with_the_taskset_notation():
+    assert parse_cores("0-2,5") == {0, 1, 2, 5}
+    assert parse_cores("7") == {7}
+    for cores in ([0, 1, 2, 5], [3], [6, 7, 9, 10]):
+        assert parse_cores(format_cores(cores)) == set(cores)
 
 
 def test_claims_are_disjoint_and_given_back(tmp_path):

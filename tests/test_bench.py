@@ -15,16 +15,6 @@ def load(name: str):
     return module
 
 
-def test_cores_round_trip_with_the_core_book_notation():
-    from trainables.affinity import format_cores
-
-    plain_loop = load("plain_loop")
-    assert plain_loop.parse_cores("0-2,5") == {0, 1, 2, 5}
-    assert plain_loop.parse_cores("7") == {7}
-    for cores in ([0, 1, 2, 5], [3], [6, 7, 9, 10]):
-        assert plain_loop.parse_cores(format_cores(cores)) == set(cores)
-
-
 def test_fidelity_ratio_and_spread_follow_their_formulas():
     fidelity = load("fidelity")
     assert fidelity.ratio([100.0, 110.0, 90.0], [50.0, 50.0]) == pytest.approx(2.0)  # median / median
@@ -94,3 +84,55 @@ def test_fidelity_pairs_follow_their_formulas():
     assert mean == pytest.approx(math.exp(centre))
     assert (low, high) == (pytest.approx(math.exp(centre - half)), pytest.approx(math.exp(centre + half)))
     assert math.isnan(pairs.geometric_ci([1.1])[1])  # one pair: no interval
+
+
+def _trial(trial, cell, start, end, uuid, cores, host="h", gpus=1):
+    import pandas as pd
+
+    return {
+        "trial": trial, "cell": cell, "status": "ok", "host": host, "gpus_visible": gpus, "gpu_uuid": uuid,
+        "nvml_index": int(uuid[-1]), "cuda_visible_devices": uuid[-1], "cpu_affinity": cores,
+        "started_at": pd.Timestamp(start, unit="s"), "ended_at": pd.Timestamp(end, unit="s"),
+    }  # fmt: skip
+
+
+def test_multi_gpu_pairs_check_own_gpu_and_own_cores():
+    import pandas as pd
+
+    multi = load("multi_gpu")
+    trials = pd.DataFrame(
+        [
+            _trial("a", "ca", 0, 10, "GPU-0", "0-2"),
+            _trial("b", "cb", 5, 15, "GPU-1", "3-5"),  # beside a: own GPU, own cores
+            _trial("c", "cc", 12, 20, "GPU-1", "5-6"),  # beside b: same GPU, core 5 shared
+            _trial("d", "cd", 30, 40, "GPU-0", "0"),  # alone in time
+            _trial("e", "ce", 35, 45, "GPU-1", None, host="other"),  # same time, other host
+        ]
+    )
+    pairs = {tuple(p["trials"]): p for p in multi.concurrent_pairs(trials)}
+    assert set(pairs) == {("a", "b"), ("b", "c")}
+    assert pairs["a", "b"]["own_gpu"] and pairs["a", "b"]["own_cores"]
+    assert not pairs["b", "c"]["own_gpu"] and pairs["b", "c"]["own_cores"] is False
+    unpinned = trials.assign(cpu_affinity=[None, "3", None, None, None], gpus_visible=[2, 1, 1, 1, 1])
+    ab = multi.concurrent_pairs(unpinned)[0]
+    assert ab["own_cores"] is None and not ab["own_gpu"]  # a saw both GPUs: not its own one
+
+
+def test_multi_gpu_speed_ratio_pools_both_lone_runs_and_skips_cells_never_shared():
+    import pandas as pd
+
+    multi = load("multi_gpu")
+
+    def epochs(cell, ips):  # epoch 1 is warm-up and must not count
+        return pd.DataFrame(
+            {"cell": cell, "warmup": [True] + [False] * len(ips), "images_per_s": [1.0, *ips]}
+        )
+
+    alone = [epochs("ca", [100.0, 100.0]), epochs("ca", [80.0, 80.0])]
+    together = pd.concat([epochs("ca", [90.0, 90.0]), epochs("cb", [10.0])])
+    rows = multi.speed_rows(alone + [epochs("cb", [10.0])], together, paired_cells={"ca"})
+    ca, cb = rows
+    assert ca["alone_ips"] == 90.0 and ca["ratio"] == pytest.approx(1.0) and ca["ok"] is True
+    assert cb["ran_beside_another"] is False and cb["ok"] is None
+    slow = multi.speed_rows(alone, epochs("ca", [80.0]), paired_cells={"ca"})[0]
+    assert slow["ratio"] == pytest.approx(80 / 90) and slow["ok"] is False  # below the 0.95 bar

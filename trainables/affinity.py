@@ -46,6 +46,15 @@ def format_cores(cores: list[int]) -> str:
     return ",".join(out)
 
 
+def parse_cores(text: str) -> set[int]:
+    """`"0-2,5"` -> `{0, 1, 2, 5}` (the inverse of format_cores)."""
+    cores: set[int] = set()
+    for part in text.split(","):
+        low, _, high = part.partition("-")
+        cores.update(range(int(low), int(high or low) + 1))
+    return cores
+
+
 class CoreBook:
     """Claims of cores on this host, keyed by PID."""
 
