@@ -11,11 +11,12 @@
 #   source .devbundle/setup.sh && bash bench/h200.sh cpu-512 "$OUT"          # the CPU cells at batch 512
 #   source .devbundle/setup.sh && bash bench/h200.sh reference-a "$OUT"      # reference, child-process trials:
 #   source .devbundle/setup.sh && bash bench/h200.sh reference-b "$OUT"      #   a and b together cover it all
+#   source .devbundle/setup.sh && bash bench/h200.sh epoch-length "$OUT"     # 12,500 vs 50,000-image epochs
 #   source .devbundle/setup.sh && bash bench/h200.sh x2 "$OUT"   # kind nvidia-h200-x2: GPU cells side by side
 # Each step leaves OUT/<step>.tar.gz (results directories incl. fidelity JSON) and OUT/<step>.log.
 # Fidelity cells use 25,000 training images and 4 epochs (3 steady) so that benchctl, the plain loop
-# (twice, round-robin) and benchctl's loop without Ray all fit one call; images/s does not depend on
-# the epoch length once the epoch is past warm-up.
+# (twice, round-robin) and benchctl's loop without Ray all fit one call. That assumes images/s does not
+# depend on the epoch length past warm-up; the epoch-length step tests it (reports/h200/README.md says why).
 set -uo pipefail
 step=$1
 out=${2:?usage: bench/h200.sh STEP OUT_DIR}
@@ -106,6 +107,15 @@ ref_cpu() { bcg "$1" --name "$2" --devices cpu --pipeline loader,resident --mode
     reference-b)
       ref_gpu 300 ref-gpu-r50 --models resnet50 --batch-size 128,512
       ref_cpu "$(left)" ref-cpu-512 --batch-size 512 --max-steps 12
+      ;;
+    epoch-length)  # the small GPU cells with 12,500- and 50,000-image epochs,
+      # alternated, to tell an epoch-length effect from the host's state (see reports/h200/README.md)
+      for r in 1 2; do
+        for n in 12500 50000; do
+          bcg $((n / 400 + 30)) --name "len$n-r$r" --models simple_cnn,resnet18 --devices gpu --pipeline loader,resident \
+            --batch-size 128 --epochs 3 --train-size $n
+        done
+      done
       ;;
     x2)  # issue 7 (2 GPUs): the small GPU cells alone (Ray shown one GPU), side by side, alone again;
       # partitioned so that every trial pins and records its cores; bench/multi_gpu.py judges the rows
