@@ -86,13 +86,14 @@ ref_cpu() { bcg "$1" --name "$2" --devices cpu --pipeline loader,resident --mode
       fid 110 "$res/repeats" --device gpu --plain-repeats 2
       ;;
     fidelity-pairs)  # B P B P B P: each benchctl sweep followed at once by the plain loop on its cells;
-      # bench/fidelity_pairs.py then judges the per-round ratios; a round starts only if it fits the call
+      # bench/fidelity_pairs.py then judges the per-round ratios; a round starts only if it fits the call.
+      # PAIR_DEVICE=cpu with SWEEP_ARGS="--max-steps 20 --max-eval-steps 2" pairs the CPU cells instead
       r=0
       while [ $r -lt "${ROUNDS:-3}" ] && [ $SECONDS -lt "${LAST_ROUND_START_S:-370}" ]; do
         r=$((r + 1))
-        bcg 200 --name "pair-r$r" --models simple_cnn,resnet18 --devices gpu --pipeline loader,resident \
-          --batch-size 128 --epochs 3 --train-size 12500 ${SWEEP_ARGS:-}
-        fid 100 "$res/pair-r$r" --device gpu --plain-repeats 1
+        bcg 200 --name "pair-r$r" --models simple_cnn,resnet18 --devices "${PAIR_DEVICE:-gpu}" \
+          --pipeline loader,resident --batch-size 128 --epochs 3 --train-size 12500 ${SWEEP_ARGS:-}
+        fid 100 "$res/pair-r$r" --device "${PAIR_DEVICE:-gpu}" --plain-repeats 1
       done
       python bench/fidelity_pairs.py "$res"/pair-r* --out "$res/fidelity-pairs.json"
       ;;
