@@ -8,7 +8,6 @@
 #   source .devbundle/setup.sh && bash bench/h200.sh fidelity-cpu "$OUT"     # cpu cells; resnet50 gpu ref
 #   source .devbundle/setup.sh && bash bench/h200.sh repeats "$OUT"          # 3 repeats cpu+gpu: CIs, parity
 #   source .devbundle/setup.sh && bash bench/h200.sh fidelity-pairs "$OUT"   # benchctl / plain alternated
-#   source .devbundle/setup.sh && bash bench/h200.sh cpu-512 "$OUT"          # the CPU cells at batch 512
 #   source .devbundle/setup.sh && bash bench/h200.sh reference-a "$OUT"      # reference, child-process trials:
 #   source .devbundle/setup.sh && bash bench/h200.sh reference-b "$OUT"      #   a and b together cover it all
 #   source .devbundle/setup.sh && bash bench/h200.sh epoch-length "$OUT"     # 12,500 vs 50,000-image epochs
@@ -97,10 +96,6 @@ ref_cpu() { bcg "$1" --name "$2" --devices cpu --pipeline loader,resident --mode
       done
       python bench/fidelity_pairs.py "$res"/pair-r* --out "$res/fidelity-pairs.json"
       ;;
-    cpu-512)  # the CPU cells at batch 512 (extrapolated from 12 steps), for the reference's batch-512 speedups
-      bcg 500 --name ref-cpu-512 --models simple_cnn,resnet18,resnet50 --devices cpu \
-        --pipeline loader,resident --batch-size 512 --epochs 3 --max-steps 12 --max-eval-steps 2
-      ;;
     reference-a)  # the reference sweep again with the loop in a child process (the default since 809e442)
       ref_gpu 330 ref-gpu-small --models simple_cnn,resnet18 --batch-size 128,512
       ref_cpu "$(left)" ref-cpu-128 --batch-size 128 --max-steps 30
@@ -113,8 +108,8 @@ ref_cpu() { bcg "$1" --name "$2" --devices cpu --pipeline loader,resident --mode
       # alternated, to tell an epoch-length effect from the host's state (see reports/h200/README.md)
       for r in 1 2; do
         for n in 12500 50000; do
-          bcg $((n / 400 + 30)) --name "len$n-r$r" --models simple_cnn,resnet18 --devices gpu --pipeline loader,resident \
-            --batch-size 128 --epochs 3 --train-size $n
+          bcg $((n / 400 + 30)) --name "len$n-r$r" --models simple_cnn,resnet18 --devices gpu \
+            --pipeline loader,resident --batch-size 128 --epochs 3 --train-size $n
         done
       done
       ;;

@@ -7,7 +7,8 @@ ALONE1 and ALONE2 are the same GPU sweep run with Ray shown one GPU (`CUDA_VISIB
 cells run one at a time; TOGETHER is that sweep with every GPU, so cells run concurrently, one GPU each.
 Running the lone sweep before and after brackets the host's drift (the H200 VM moved 4-11% between two
 identical runs minutes apart). All use `--placement partitioned`, so every trial pins its own cores and
-records them (`cpu_affinity`). Per pair of trials of TOGETHER that shared a host at some moment:
+records them (`cpu_affinity`). Per pair of trials of TOGETHER that shared a host at some moment (as the
+sweep recorded in `overlapped_with`):
 
     own GPU      different gpu_uuid, and each saw exactly one GPU (gpus_visible == 1)
     own cores    their cpu_affinity core sets are disjoint (unknown when either ran unpinned)
@@ -21,7 +22,6 @@ Per cell, from steady (non-warm-up) epochs:
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import statistics
 import sys
@@ -43,24 +43,28 @@ def _cores(text) -> set[int] | None:
 
 
 def concurrent_pairs(trials: pd.DataFrame) -> list[dict]:
-    """One row per pair of successful trials that ran on one host at an overlapping time, with the checks."""
-    ok = trials[trials.status == "ok"].sort_values("started_at")
+    """One row per pair of successful trials that shared a host at some moment (the sweep records each
+    attempt's `overlapped_with`, tune_glue.ResultsWriter.overlapped), with the checks."""
+    ok = trials[trials.status == "ok"].set_index("trial", drop=False)
+    named = zip(ok.trial, ok.overlapped_with, strict=True)
+    together = {
+        tuple(sorted((t, o))) for t, others in named if isinstance(others, str) for o in others.split(",")
+    }
     rows = []
-    for (_, a), (_, b) in itertools.combinations(ok.iterrows(), 2):
-        if a.host != b.host or not (a.started_at < b.ended_at and b.started_at < a.ended_at):
-            continue
-        cores_a, cores_b = _cores(a.get("cpu_affinity")), _cores(b.get("cpu_affinity"))
-        one_gpu_each = a.get("gpus_visible") == 1 and b.get("gpus_visible") == 1
+    for a_id, b_id in sorted(together):
+        if a_id not in ok.index or b_id not in ok.index:
+            continue  # the other attempt failed: it was not a trial running to completion beside this one
+        a, b = ok.loc[a_id], ok.loc[b_id]
+        cores_a, cores_b = _cores(a.cpu_affinity), _cores(b.cpu_affinity)
+        one_gpu_each = a.gpus_visible == 1 and b.gpus_visible == 1
         rows.append(
             {
                 "trials": [a.trial, b.trial],
-                "gpu_uuid": [a.get("gpu_uuid"), b.get("gpu_uuid")],
-                "nvml_index": [_int(a.get("nvml_index")), _int(b.get("nvml_index"))],
-                "cuda_visible_devices": [a.get("cuda_visible_devices"), b.get("cuda_visible_devices")],
-                "cpu_affinity": [a.get("cpu_affinity"), b.get("cpu_affinity")],
-                "own_gpu": bool(
-                    one_gpu_each and a.get("gpu_uuid") and a.get("gpu_uuid") != b.get("gpu_uuid")
-                ),
+                "gpu_uuid": [a.gpu_uuid, b.gpu_uuid],
+                "nvml_index": [_int(a.nvml_index), _int(b.nvml_index)],
+                "cuda_visible_devices": [a.cuda_visible_devices, b.cuda_visible_devices],
+                "cpu_affinity": [a.cpu_affinity, b.cpu_affinity],
+                "own_gpu": bool(one_gpu_each and isinstance(a.gpu_uuid, str) and a.gpu_uuid != b.gpu_uuid),
                 "own_cores": None if cores_a is None or cores_b is None else not (cores_a & cores_b),
             }
         )

@@ -86,13 +86,11 @@ def test_fidelity_pairs_follow_their_formulas():
     assert math.isnan(pairs.geometric_ci([1.1])[1])  # one pair: no interval
 
 
-def _trial(trial, cell, start, end, uuid, cores, host="h", gpus=1):
-    import pandas as pd
-
+def _trial(trial, cell, beside, uuid, cores, gpus=1):
     return {
-        "trial": trial, "cell": cell, "status": "ok", "host": host, "gpus_visible": gpus, "gpu_uuid": uuid,
+        "trial": trial, "cell": cell, "status": "ok", "gpus_visible": gpus, "gpu_uuid": uuid,
         "nvml_index": int(uuid[-1]), "cuda_visible_devices": uuid[-1], "cpu_affinity": cores,
-        "started_at": pd.Timestamp(start, unit="s"), "ended_at": pd.Timestamp(end, unit="s"),
+        "overlapped_with": beside,
     }  # fmt: skip
 
 
@@ -102,18 +100,21 @@ def test_multi_gpu_pairs_check_own_gpu_and_own_cores():
     multi = load("multi_gpu")
     trials = pd.DataFrame(
         [
-            _trial("a", "ca", 0, 10, "GPU-0", "0-2"),
-            _trial("b", "cb", 5, 15, "GPU-1", "3-5"),  # beside a: own GPU, own cores
-            _trial("c", "cc", 12, 20, "GPU-1", "5-6"),  # beside b: same GPU, core 5 shared
-            _trial("d", "cd", 30, 40, "GPU-0", "0"),  # alone in time
-            _trial("e", "ce", 35, 45, "GPU-1", None, host="other"),  # same time, other host
+            _trial("a", "ca", "b", "GPU-0", "0-2"),
+            _trial("b", "cb", "a,c", "GPU-1", "3-5"),  # beside a: own GPU, own cores
+            _trial("c", "cc", "b,f", "GPU-1", "5-6"),  # beside b: same GPU, core 5 shared
+            _trial("d", "cd", None, "GPU-0", "0"),  # alone
+            _trial("e", "ce", None, "GPU-1", None),
+            {**_trial("f", "cf", "c", "GPU-0", "7"), "status": "error"},  # failed beside c: not a pair
         ]
     )
     pairs = {tuple(p["trials"]): p for p in multi.concurrent_pairs(trials)}
     assert set(pairs) == {("a", "b"), ("b", "c")}
     assert pairs["a", "b"]["own_gpu"] and pairs["a", "b"]["own_cores"]
     assert not pairs["b", "c"]["own_gpu"] and pairs["b", "c"]["own_cores"] is False
-    unpinned = trials.assign(cpu_affinity=[None, "3", None, None, None], gpus_visible=[2, 1, 1, 1, 1])
+    unpinned = trials.assign(
+        cpu_affinity=[None, "3", None, None, None, None], gpus_visible=[2, 1, 1, 1, 1, 1]
+    )
     ab = multi.concurrent_pairs(unpinned)[0]
     assert ab["own_cores"] is None and not ab["own_gpu"]  # a saw both GPUs: not its own one
 
