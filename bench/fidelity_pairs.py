@@ -14,6 +14,13 @@ run right after it and looking at the pairs' ratios separates the two:
     overhead          exp(mean(log r)) over every pair of every cell, with a 95% Student-t interval
                       exp(mean ± t(0.975, n-1) * sd(log r) / sqrt(n))
 
+    cell interval     geometric mean of the cell's r_k with the same 95% Student-t interval
+    noise floor       sd(log(plain_ips_{k+1} / plain_ips_k)) over consecutive rounds: how far a pair ratio
+                      strays when both sides are the plain loop, i.e. the host alone
+    verdict           "yes" when the cell ratio is inside the bar; "NO" when the cell interval lies wholly
+                      outside it (a gap the pairs resolve); else "unresolved" (the pairs cannot tell a gap
+                      from the host's noise: more or longer pairs are needed, not a fix to benchctl)
+
 The overall interval answers "does orchestration cost anything?" with all pairs' evidence; the
 per-cell medians answer the bar. Writes rows that `benchctl report` shows as a fidelity table.
 """
@@ -21,6 +28,7 @@ per-cell medians answer the bar. Writes rows that `benchctl report` shows as a f
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import statistics
@@ -45,6 +53,21 @@ def geometric_ci(ratios: list[float], confidence: float = 0.95) -> tuple[float, 
     return math.exp(centre), math.exp(centre - half), math.exp(centre + half)
 
 
+def noise_floor(plain_ips: list[float]) -> float:
+    """sd(log(p_{k+1} / p_k)) over consecutive plain-loop rounds of one cell: the spread of a pair ratio whose
+    two sides are both the plain loop. nan with fewer than three rounds (two log ratios)."""
+    steps = [math.log(b / a) for a, b in itertools.pairwise(plain_ips)]
+    return statistics.stdev(steps) if len(steps) >= 2 else math.nan
+
+
+def verdict(ratio: float, low: float, high: float) -> str:
+    """'yes' if the cell ratio (median of pairs) is inside the bar; 'NO' if the cell's interval [low, high]
+    lies wholly outside the bar; otherwise 'unresolved' (includes an unknown interval from one pair)."""
+    if LOW <= ratio <= HIGH:
+        return "yes"
+    return "NO" if high < LOW or low > HIGH else "unresolved"
+
+
 def pair_rows(rounds: list[list[dict]]) -> list[dict]:
     """One row per cell from the rounds' fidelity.json rows; a cell missing from a round has fewer pairs."""
     cells: dict[str, list[dict]] = {}
@@ -55,6 +78,7 @@ def pair_rows(rounds: list[list[dict]]) -> list[dict]:
     for cell, rows in cells.items():
         ratios = [r["ratio"] for r in rows]
         ratio = statistics.median(ratios)
+        _, low, high = geometric_ci(ratios)
         out.append(
             {
                 "cell": cell,
@@ -64,6 +88,9 @@ def pair_rows(rounds: list[list[dict]]) -> list[dict]:
                 "plain_ips": statistics.median(r["plain_ips"] for r in rows),
                 "ratio": ratio,
                 "within_bar": LOW <= ratio <= HIGH,
+                "verdict": verdict(ratio, low, high),
+                "ratio_ci": [low, high],
+                "noise_floor": noise_floor([r["plain_ips"] for r in rows]),
                 "pairs": len(rows),
                 "pair_ratios": ratios,
                 "benchctl_round_ips": [r["benchctl_ips"] for r in rows],
@@ -71,6 +98,17 @@ def pair_rows(rounds: list[list[dict]]) -> list[dict]:
             }
         )
     return out
+
+
+def _nulls(value):
+    """value with every NaN float replaced by None, recursively (json.dumps would write invalid NaN)."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, list):
+        return [_nulls(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _nulls(v) for k, v in value.items()}
+    return value
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -82,14 +120,19 @@ def main(argv: list[str] | None = None) -> None:
     if not found:
         raise SystemExit(f"fidelity_pairs: no fidelity.json in {', '.join(map(str, args.rounds))}")
     rows = pair_rows([json.loads(f.read_text()) for f in found])
-    args.out.write_text(json.dumps(rows, indent=2) + "\n")
-    print("\n| cell | pairs | pair ratios | benchctl img/s | plain img/s | median ratio | within 0.97-1.03 |")
-    print("|---|---|---|---|---|---|---|")
+    # NaN is not JSON: an unknown interval or noise floor is written as null
+    args.out.write_text(json.dumps(_nulls(rows), indent=2) + "\n")
+    print(
+        "\n| cell | pairs | pair ratios | benchctl img/s | plain img/s | median ratio | 95% CI "
+        "| noise floor | within 0.97-1.03 |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
+        low, high = r["ratio_ci"]
         print(
             f"| {r['cell']} | {r['pairs']} | {', '.join(f'{x:.3f}' for x in r['pair_ratios'])} | "
-            f"{r['benchctl_ips']:.0f} | {r['plain_ips']:.0f} | {r['ratio']:.3f} | "
-            f"{'yes' if r['within_bar'] else 'NO'} |"
+            f"{r['benchctl_ips']:.0f} | {r['plain_ips']:.0f} | {r['ratio']:.3f} | [{low:.3f}, {high:.3f}] | "
+            f"{r['noise_floor']:.3f} | {r['verdict']} |"
         )
     every = [x for r in rows for x in r["pair_ratios"]]
     mean, low, high = geometric_ci(every)

@@ -42,6 +42,7 @@ from orchestrator.stats import CI_CONFIDENCE, PAPER_POINTS
 
 FIDELITY_GLOB = "fidelity*.json"  # written by bench/fidelity.py into a results directory
 FIDELITY_BAR = (0.97, 1.03)  # bench/fidelity.py's LOW, HIGH
+VERDICTS = ("yes", "NO", "unresolved")  # bench/fidelity_pairs.py's verdict; files without one give yes/NO
 
 
 def md_table(header: list[str], rows: list[list[str]]) -> str:
@@ -206,6 +207,11 @@ def _fidelity_rows(path: Path) -> list[dict]:
                     f"{path}: entry {i} ({row.get('cell', '?')}): `{key}` missing or not "
                     f"{'/'.join(t.__name__ for t in types)} (got {value!r})"
                 )
+        if "verdict" in row and row["verdict"] not in VERDICTS:
+            raise ResultsError(
+                f"{path}: entry {i} ({row['cell']}): `verdict` must be one of {', '.join(VERDICTS)} "
+                f"(got {row['verdict']!r})"
+            )
     return data
 
 
@@ -233,14 +239,18 @@ def fidelity_section(found: list[tuple[Path, list[dict]]]) -> str:
                 _fixed(e["benchctl_ips"], 0),
                 _fixed(e["plain_ips"], 0),
                 _fixed(e["ratio"], 3),
-                "yes" if e["within_bar"] else "NO",
+                e.get("verdict", "yes" if e["within_bar"] else "NO"),
             ]
             rows.append(row + ([f"{path.parent.name}/{path.name}"] if several else []))
     table = md_table(header + (["file"] if several else []), rows) if rows else "The file lists no cells."
     return (
         "## Fidelity: benchctl vs a plain PyTorch loop\n\n"
         "ratio = median benchctl steady-state images/s / median plain-loop images/s (bench/fidelity.py), "
-        "same machine, same settings.\n\n" + table + "\n"
+        "same machine, same settings. From paired rounds (bench/fidelity_pairs.py) the ratio is the median "
+        'of the pairs\' ratios, and "unresolved" means it is outside the bar but its 95% interval still '
+        "reaches into it: the host's own run-to-run noise is too large for the pairs to tell.\n\n"
+        + table
+        + "\n"
     )
 
 

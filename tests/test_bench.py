@@ -84,6 +84,52 @@ def test_fidelity_pairs_follow_their_formulas():
     assert mean == pytest.approx(math.exp(centre))
     assert (low, high) == (pytest.approx(math.exp(centre - half)), pytest.approx(math.exp(centre + half)))
     assert math.isnan(pairs.geometric_ci([1.1])[1])  # one pair: no interval
+    assert a["ratio_ci"] == [pytest.approx(math.exp(centre - half)), pytest.approx(math.exp(centre + half))]
+    assert a["verdict"] == "yes" and b["verdict"] == "yes"  # b: one pair, inside the bar
+    assert a["noise_floor"] == 0.0 and math.isnan(b["noise_floor"])  # a's plain loop: 100 img/s thrice
+
+
+def test_fidelity_pairs_verdict_tells_a_gap_from_noise():
+    pairs = load("fidelity_pairs")
+    assert pairs.verdict(1.0, 0.5, 1.5) == "yes"  # inside the bar, however wide the interval
+    assert pairs.verdict(0.90, 0.88, 0.92) == "NO"  # interval wholly below the bar: a resolved gap
+    assert pairs.verdict(1.10, 1.04, 1.16) == "NO"  # wholly above
+    assert pairs.verdict(0.94, 0.85, 1.00) == "unresolved"  # outside, but the interval reaches the bar
+    assert pairs.verdict(0.94, float("nan"), float("nan")) == "unresolved"  # one pair: unknown interval
+
+
+def test_fidelity_pairs_noise_floor_is_the_plain_loops_round_to_round_spread():
+    import math
+    import statistics
+
+    pairs = load("fidelity_pairs")
+    plain = [100.0, 110.0, 99.0, 120.0]
+    steps = [math.log(110 / 100), math.log(99 / 110), math.log(120 / 99)]
+    assert pairs.noise_floor(plain) == pytest.approx(statistics.stdev(steps))
+    assert pairs.noise_floor([100.0, 100.0, 100.0]) == 0.0  # a steady host: no noise
+    assert math.isnan(pairs.noise_floor([100.0, 110.0]))  # one step: no spread
+
+
+def test_fidelity_pairs_writes_null_not_nan(tmp_path):
+    import json
+
+    pairs = load("fidelity_pairs")
+    r = tmp_path / "r1"
+    r.mkdir()
+    row = {
+        "cell": "a",
+        "torch_threads": 1,
+        "data_workers": 0,
+        "ratio": 0.9,
+        "benchctl_ips": 90.0,
+        "plain_ips": 100.0,
+    }
+    (r / "fidelity.json").write_text(json.dumps([row]))
+    pairs.main([str(r), "--out", str(tmp_path / "fidelity-pairs.json")])
+    text = (tmp_path / "fidelity-pairs.json").read_text()
+    assert "NaN" not in text
+    (out,) = json.loads(text)
+    assert out["ratio_ci"] == [None, None] and out["noise_floor"] is None and out["verdict"] == "unresolved"
 
 
 def _trial(trial, cell, beside, uuid, cores, gpus=1):

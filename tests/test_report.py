@@ -409,6 +409,16 @@ def test_fidelity_section_from_fidelity_json(results, tmp_path):
     assert md.index("## Fidelity") < md.index("## Environment")
 
 
+def test_fidelity_section_shows_a_paired_verdict(results, tmp_path):
+    # bench/fidelity_pairs.py rows carry a verdict: outside the bar but not resolved from the host's noise
+    row = {**FIDELITY[1], "verdict": "unresolved", "ratio_ci": [0.8, 1.01], "pairs": 6}
+    (results / "fidelity-pairs.json").write_text(json.dumps([FIDELITY[0], row]))
+    section = fidelity_section(build_report([results], tmp_path / "out").paths[0].read_text())
+    assert "| resnet18/cpu/bs128/loader/fp32 | 16 | 2 | 900 | 1000 | 0.900 | unresolved |" in section
+    assert "| 0.989 | yes |" in section  # a row without a verdict keeps yes/NO
+    assert '"unresolved" means' in section
+
+
 def test_no_fidelity_section_without_fidelity_json(results, tmp_path):
     (results / "fidelity.txt").write_text("not json")  # only fidelity*.json is read
     md = build_report([results], tmp_path / "out").paths[0].read_text()
@@ -436,8 +446,18 @@ def test_fidelity_files_of_several_dirs_are_all_shown(results, tmp_path):
         json.dumps([{**FIDELITY[0], "within_bar": "yes"}]),
         json.dumps([{**FIDELITY[0], "torch_threads": True}]),
         json.dumps(["resnet18"]),
+        json.dumps([{**FIDELITY[0], "verdict": "maybe"}]),
     ],
-    ids=["syntax", "not-a-list", "missing-key", "str-number", "str-bool", "bool-int", "not-an-object"],
+    ids=[
+        "syntax",
+        "not-a-list",
+        "missing-key",
+        "str-number",
+        "str-bool",
+        "bool-int",
+        "not-an-object",
+        "bad-verdict",
+    ],  # fmt: skip
 )
 def test_malformed_fidelity_json_names_the_file(results, tmp_path, content):
     (results / "fidelity-gpu.json").write_text(content)
