@@ -104,11 +104,13 @@ ref_cpu() { bcg "$1" --name "$2" --devices cpu --pipeline loader,resident --mode
       ref_gpu 300 ref-gpu-r50 --models resnet50 --batch-size 128,512
       ref_cpu "$(left)" ref-cpu-512 --batch-size 512 --max-steps 12
       ;;
-    epoch-length)  # the small GPU cells with 12,500- and 50,000-image epochs,
-      # alternated, to tell an epoch-length effect from the host's state (see reports/h200/README.md)
+    epoch-length)  # simple_cnn's GPU cells with 12,500- and 50,000-image epochs, alternated, to tell an
+      # epoch-length effect from the host's state (see reports/h200/README.md). Guards from 2026-12-03's
+      # call, whose n/400+30 s cut every sweep after 1-3 of 4 trials: a trial costs ~25 s before its first
+      # epoch (Ray, the child process, cuDNN warm-up) and the loader cell ran at ~8k images/s then
       for r in 1 2; do
         for n in 12500 50000; do
-          bcg $((n / 400 + 30)) --name "len$n-r$r" --models simple_cnn,resnet18 --devices gpu \
+          bcg $((n / 500 + 70)) --name "len$n-r$r" --models simple_cnn --devices gpu \
             --pipeline loader,resident --batch-size 128 --epochs 3 --train-size $n
         done
       done
