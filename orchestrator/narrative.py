@@ -23,7 +23,7 @@ from orchestrator.stats import INPUT_BOUND_SHARE, PAPER_POINTS
 
 CONFIG = ["batch_size", "pipeline", "precision"]
 # Flags that make an epoch time (and so a speedup) less certain; partial-eval concerns accuracy only.
-TIMING_FLAGS = ("noisy", "extrapolated", "warm-up only", "single-sample", "mixed")
+TIMING_FLAGS = ("noisy", "extrapolated", "warm-up only", "single-sample", "mixed", "steal")
 PAPER_TREND = " → ".join(stated.split(" ")[0] for *_, stated in PAPER_POINTS)  # "~2x → >7x → 40.6x"
 
 

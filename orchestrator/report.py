@@ -46,6 +46,7 @@ from orchestrator.stats import (
     CI_RESAMPLES,
     INPUT_BOUND_SHARE,
     NOISY_IQR_SHARE,
+    STEAL_FLAG_PCT,
     cell_summary,
     ok_epochs,
     speedup_table,
@@ -136,7 +137,9 @@ HOW_TO_READ = f"""## How to read this
   side has fewer than 2 samples.
 - **noisy** = on that side the interquartile range (q75 − q25) of the epoch times is more than
   {NOISY_IQR_SHARE:.0%} of their median. **single-sample** = that side has only one epoch time, so no
-  interval can be computed; run more epochs or repeats.
+  interval can be computed; run more epochs or repeats. **steal N%** = on that side the VM's
+  hypervisor took a median N% (over {STEAL_FLAG_PCT:.0f}%) of the host's CPU time while epochs were
+  timed (`host_steal_pct` per epoch, from /proc/stat): the host was shared, and its times may be slow.
 - **Epoch 1 is warm-up** (one-time costs such as cuDNN autotuning and cache filling) and is excluded.
   A cell that ran only one epoch is shown from its warm-up epoch and flagged "warm-up only".
 - **data-wait share** = fraction of the epoch the device waited for input (including the host-to-device

@@ -27,8 +27,9 @@ import pyarrow.parquet as pq
 
 from orchestrator.errors import BenchctlError
 
-SCHEMA_VERSION = "3"  # 2 added hw_class, node_id and the trials' placement columns; 3 trial_process
-READABLE_VERSIONS = ("1", "2", "3")  # older files lack newer columns; they read as null
+# 2 added hw_class, node_id and the trials' placement columns; 3 trial_process; 4 host_busy/steal_pct
+SCHEMA_VERSION = "4"
+READABLE_VERSIONS = ("1", "2", "3", "4")  # older files lack newer columns; they read as null
 _META_VERSION = b"benchctl.schema_version"
 _META_KIND = b"benchctl.kind"
 
@@ -80,6 +81,8 @@ EPOCH_SCHEMA = pa.schema(
         ("gpu_energy_j", pa.float64()),  # NVML, full epoch (scaled like epoch_s); null if unmeasurable
         ("gpu_util_pct", pa.float64()),  # mean NVML utilization over the measured window
         ("cpu_energy_j", pa.float64()),  # RAPL, all CPU packages, full epoch; null if unreadable
+        ("host_busy_pct", pa.float64()),  # all host CPUs busy over the measured window, % (schema 4)
+        ("host_steal_pct", pa.float64()),  # of that time, % the hypervisor took (VMs; schema 4)
     ]
 )
 
@@ -239,13 +242,17 @@ def planned_trials(spec: dict) -> list[str] | None:
 
 def unfinished_trials(results_dir: Path, trials: pd.DataFrame) -> list[str]:
     """Trial ids the sweep in `results_dir` planned (its spec.json) that have no successful attempt among
-    `trials` (of any sweep: a report of several sweeps may fill one's gaps with another's): the sweep
-    was cut short, or they failed. Empty when the plan cannot be known."""
+    that sweep's own `trials`: the sweep was cut short, or they failed. Another sweep's trial of the same
+    cell does not fill the gap, since trial ids leave out epoch length, data size and steps (a report of
+    12,500- and 50,000-image sweeps must not call one complete from the other's rows). Empty when the plan
+    cannot be known."""
     try:
         spec = json.loads((results_dir / "spec.json").read_text(encoding="utf-8"))["spec"]
     except (OSError, ValueError, KeyError, TypeError):
         return []
     planned = planned_trials(spec) or []
+    if not trials.empty and "sweep" in trials:
+        trials = trials[trials.sweep == spec.get("name")]
     ok = set(trials.loc[trials.status == "ok", "trial"]) if not trials.empty else set()
     return [t for t in planned if t not in ok]
 

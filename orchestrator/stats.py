@@ -18,6 +18,8 @@ Definitions used everywhere (and printed in report.md):
                     resampled with replacement from its steady epoch samples: bootstrap_speedup_ci
     noisy         = a side's epoch_s_iqr > NOISY_IQR_SHARE (10%) of its epoch_s median
     single-sample = a side has exactly one epoch_s sample, so no interval can be computed
+    steal         = a side's median host_steal_pct > STEAL_FLAG_PCT (2%): the VM's hypervisor took that
+                    share of the host's CPU time while it was measured (trainables.energy.host_load)
     J/image       = energy_j / (full_steps / steps * images): energy is scaled to the full epoch, while
                     `images` counts only the measured (possibly --max-steps capped) window
     energy speedup = CPU cell's median cpu_energy_j / GPU cell's median(gpu_energy_j + cpu_energy_j),
@@ -44,6 +46,8 @@ RUN = ["sweep", "trial", "attempt"]  # one training run (a repeat of a cell)
 _MUST_MATCH = ["dataset", "cpus_allotted", "torch_threads", "data_workers"]
 # A side is flagged "noisy" when the IQR of its epoch_s samples exceeds this share of their median.
 NOISY_IQR_SHARE = 0.10
+# A side is flagged "steal" when the hypervisor took more than this share of the host's CPU time (%).
+STEAL_FLAG_PCT = 2.0
 # A GPU cell is "input-bound" when its data-wait share (data_s / epoch_s) exceeds this: the input
 # pipeline, not the device, then limits its speed (and so the speedup).
 INPUT_BOUND_SHARE = 0.30
@@ -170,12 +174,13 @@ def cell_summary(epochs: pd.DataFrame) -> pd.DataFrame:
                   median(cpu_energy_j)
     energy_scope  what energy_j covers: "GPU+CPU", "GPU only", "CPU", or "" when energy_j is NaN
     energy_j_per_image   median over the same epochs of that epoch energy / full-epoch images
+    host_steal_pct       median over the same epochs of the hypervisor's share of host CPU time (%)
     """
     columns = CLASS_CELL + [
         "params", "epoch_s", "epoch_s_iqr", "n", "runs", "data_share", "test_acc", "extrapolated",
         "eval_partial", "warmup_only", "overlapped", "mixed", "device_names", "hosts", "gpu_energy_j",
         "cpu_energy_j", "gpu_util_pct", "gpu_j_per_image", "cpu_j_per_image", "energy_j", "energy_scope",
-        "energy_j_per_image",
+        "energy_j_per_image", "host_steal_pct",
     ]  # fmt: skip
     if epochs.empty:
         return pd.DataFrame(columns=columns)
@@ -206,6 +211,7 @@ def cell_summary(epochs: pd.DataFrame) -> pd.DataFrame:
                 mixed=", ".join(mixed),
                 device_names=_names(g["device_name"]),
                 hosts=_names(g["host"]),
+                host_steal_pct=_median(_num(g, "host_steal_pct")),
                 **energy,
             )
         )
@@ -328,6 +334,8 @@ def _flags(side: str, row: pd.Series | None) -> list[str]:
         flags.append(f"noisy ({side})")
     if row["n"] == 1:
         flags.append(f"single-sample ({side})")
+    if row.get("host_steal_pct", math.nan) > STEAL_FLAG_PCT:
+        flags.append(f"steal {row['host_steal_pct']:.0f}% ({side})")
     return flags
 
 

@@ -454,6 +454,26 @@ def test_noisy_flag_on_the_cpu_side():
     assert speedup_table(df).iloc[0]["flags"] == "noisy (cpu)"
 
 
+def test_steal_flag_from_the_median_of_steady_epochs():
+    # CPU steady epochs with 1%, 5%, 9% steal -> median 5% > 2%; the warm-up's 50% is not counted.
+    # The GPU side's 1%, 2%, 3% -> median 2%: exactly the threshold is not flagged.
+    df = frame(
+        run_rows(device="cpu", epoch_s=(WARMUP_S, 30.0, 30.0, 30.0)),
+        run_rows(device="gpu", epoch_s=(WARMUP_S, 3.0, 3.0, 3.0)),
+    )
+    df["host_steal_pct"] = [50.0, 1.0, 5.0, 9.0, 50.0, 1.0, 2.0, 3.0]
+    row = speedup_table(df).iloc[0]
+    assert row["flags"] == "steal 5% (cpu)"
+    assert cell_summary(df).set_index("device").loc["cpu", "host_steal_pct"] == 5.0
+
+
+def test_no_steal_column_no_steal_flag():
+    # results written before schema 4 have no host_steal_pct: no flag, NaN in the summary
+    df = pooled_pair()
+    assert "steal" not in speedup_table(df).iloc[0]["flags"]
+    assert cell_summary(df)["host_steal_pct"].isna().all()
+
+
 def test_single_sample_flag_only_with_one_steady_sample():
     one = frame(
         run_rows(device="cpu", epoch_s=(WARMUP_S, 30.0)), run_rows(device="gpu", epoch_s=(WARMUP_S, 3.0, 3.0))

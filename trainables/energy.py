@@ -1,9 +1,11 @@
-"""Energy and utilization over a timed window: GPU through NVML, CPU packages through RAPL.
+"""Energy and utilization over a timed window: GPU through NVML, CPU packages through RAPL, the host's
+CPUs through /proc/stat.
 
     meter = EnergyMeter(device)      # once per trial; never raises
     meter.start()                    # right before the timed training pass
     ...
-    reading = meter.stop()           # EnergyReading(gpu_energy_j, gpu_util_pct, cpu_energy_j)
+    reading = meter.stop()           # EnergyReading(gpu_energy_j, gpu_util_pct, cpu_energy_j,
+                                     #               host_busy_pct, host_steal_pct)
     meter.notes                      # why a reading is None (recorded once per trial)
 
 GPU energy is NVML's total-energy counter (mJ since driver load) differenced over the window;
@@ -11,8 +13,10 @@ where the GPU lacks that counter, power samples are not integrated (a None is ho
 is not). GPU utilization is the mean of NVML's own utilization samples that fall in the window,
 so no polling thread competes with the training loop. CPU energy is the sum over RAPL package
 domains (/sys/class/powercap/intel-rapl:N/energy_uj), wrap-around handled; it covers the whole
-package, other processes included. Every failure leaves the reading None and a note, and never
-disturbs the trial.
+package, other processes included. Host load is the kernel's CPU time counters (all CPUs of the
+host, every process) differenced over the window, see host_load: on a VM, `steal` is time the
+hypervisor gave the vCPUs to someone else, the one cause of a slow epoch that nothing inside the VM
+shows otherwise. Every failure leaves the reading None and a note, and never disturbs the trial.
 """
 
 from __future__ import annotations
@@ -30,9 +34,45 @@ class EnergyReading:
     gpu_energy_j: float | None
     gpu_util_pct: float | None
     cpu_energy_j: float | None
+    host_busy_pct: float | None = None
+    host_steal_pct: float | None = None
 
 
 RAPL_ROOT = "/sys/class/powercap"
+PROC_STAT = "/proc/stat"
+# the aggregate "cpu" line of /proc/stat, in its order (jiffies); guest time is already inside user/nice
+_CPU_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+
+
+def read_cpu_times(path: str = PROC_STAT) -> dict[str, int] | None:
+    """The host's CPU time counters from /proc/stat's aggregate `cpu` line; None where there is none."""
+    try:
+        with open(path) as f:
+            for line in f:
+                if line.startswith("cpu "):
+                    values = [int(v) for v in line.split()[1:]]
+                    return dict(
+                        zip(_CPU_FIELDS, values + [0] * (len(_CPU_FIELDS) - len(values)), strict=False)
+                    )
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def host_load(start: dict[str, int], stop: dict[str, int]) -> tuple[float | None, float | None]:
+    """(busy %, steal %) of all the host's CPUs between two read_cpu_times readings:
+
+        total   = d(user + nice + system + idle + iowait + irq + softirq + steal)
+        busy %  = 100 * d(user + nice + system + irq + softirq) / total    (every process, this trial's too)
+        steal % = 100 * d(steal) / total                                   (taken by the hypervisor)
+
+    (None, None) when no time passed on the counters (a window shorter than one clock tick)."""
+    d = {k: stop[k] - start[k] for k in _CPU_FIELDS}
+    total = sum(d.values())
+    if total <= 0:
+        return None, None
+    busy = d["user"] + d["nice"] + d["system"] + d["irq"] + d["softirq"]
+    return 100.0 * busy / total, 100.0 * d["steal"] / total
 
 
 class _Rapl:
@@ -109,12 +149,16 @@ class _Nvml:
 
 
 class EnergyMeter:
-    def __init__(self, device: torch.device) -> None:
+    def __init__(self, device: torch.device, proc_stat: str = PROC_STAT) -> None:
         self.rapl = _Rapl()
         self.nvml = _Nvml(device) if device.type == "cuda" else None
-        self.notes = [n for n in (self.rapl.note, self.nvml.note if self.nvml else None) if n]
+        self.proc_stat = proc_stat
+        host_note = None if read_cpu_times(proc_stat) else f"host CPU load unreadable ({proc_stat})"
+        self.notes = [n for n in (self.rapl.note, self.nvml.note if self.nvml else None, host_note) if n]
+        self._cpu_times: dict[str, int] | None = None
 
     def start(self) -> None:
+        self._cpu_times = read_cpu_times(self.proc_stat)
         try:
             self.rapl.start()
             if self.nvml:
@@ -123,9 +167,12 @@ class EnergyMeter:
             self.notes.append(f"energy start failed: {exc}")
 
     def stop(self) -> EnergyReading:
+        now = read_cpu_times(self.proc_stat)
+        busy, steal = host_load(self._cpu_times, now) if self._cpu_times and now else (None, None)
         try:
             gpu, util = self.nvml.stop() if self.nvml else (None, None)
-            return EnergyReading(gpu_energy_j=gpu, gpu_util_pct=util, cpu_energy_j=self.rapl.stop())
+            cpu = self.rapl.stop()
         except Exception as exc:
             self.notes.append(f"energy stop failed: {exc}")
-            return EnergyReading(None, None, None)
+            gpu, util, cpu = None, None, None
+        return EnergyReading(gpu, util, cpu, host_busy_pct=busy, host_steal_pct=steal)

@@ -10,7 +10,8 @@ A plain function, usable without Ray:
 `orchestrator.tune_glue.tune_trial` wraps it for Ray Tune. Each epoch row holds:
 epoch, warmup, epoch_s, measured_s, data_s, compute_s, eval_s, steps, full_steps, extrapolated,
 images, images_per_s, train_loss, test_acc, eval_images, eval_partial, and where measurable
-gpu_mem_peak_mb, gpu_energy_j, gpu_util_pct (GPU), cpu_energy_j (RAPL; whole CPU package).
+gpu_mem_peak_mb, gpu_energy_j, gpu_util_pct (GPU), cpu_energy_j (RAPL; whole CPU package),
+host_busy_pct and host_steal_pct (all the host's CPUs over the timed pass; trainables.energy.host_load).
 """
 
 from __future__ import annotations
@@ -129,8 +130,9 @@ def run_trial(cfg: TrialConfig, on_epoch: Callable[[dict, dict], None] | None = 
         for key in ("gpu_energy_j", "cpu_energy_j"):
             if getattr(energy, key) is not None:
                 row[key] = getattr(energy, key) * scale
-        if energy.gpu_util_pct is not None:
-            row["gpu_util_pct"] = energy.gpu_util_pct
+        for key in ("gpu_util_pct", "host_busy_pct", "host_steal_pct"):
+            if getattr(energy, key) is not None:
+                row[key] = getattr(energy, key)
         rows.append(row)
         if on_epoch is not None:
             on_epoch(info, row)
