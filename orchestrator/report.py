@@ -296,7 +296,11 @@ def build_report(
     table = speedup_table(epochs)
     sweeps = sorted({str(s) for s in pd.concat([epochs["sweep"], trials.get("sweep", pd.Series())]).dropna()})
     n_runs = epochs[["sweep", "trial", "attempt"]].drop_duplicates().shape[0]
-    unfinished = [(Path(d), t) for d in results_dirs for t in unfinished_trials(Path(d), trials)]
+    unfinished = [
+        (Path(d), t)
+        for d in results_dirs
+        for t in unfinished_trials(Path(d), trials, map(Path, results_dirs))
+    ]
     datasets = ", ".join(sorted({str(d) for d in epochs["dataset"].dropna()})) or DASH
     markdown = "\n".join(
         [

@@ -18,6 +18,7 @@ import itertools
 import json
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -240,19 +241,51 @@ def planned_trials(spec: dict) -> list[str] | None:
     ]
 
 
-def unfinished_trials(results_dir: Path, trials: pd.DataFrame) -> list[str]:
-    """Trial ids the sweep in `results_dir` planned (its spec.json) that have no successful attempt among
-    that sweep's own `trials`: the sweep was cut short, or they failed. Another sweep's trial of the same
-    cell does not fill the gap, since trial ids leave out epoch length, data size and steps (a report of
-    12,500- and 50,000-image sweeps must not call one complete from the other's rows). Empty when the plan
-    cannot be known."""
+# spec keys that only pick which trials a sweep plans, or how it is driven: not the conditions of a trial
+_GRID_KEYS = frozenset(
+    {
+        "name",
+        "models",
+        "devices",
+        "batch_sizes",
+        "pipelines",
+        "precisions",
+        "repeats",
+        "cluster",
+        "max_failures",
+    }
+)
+
+
+def _spec(results_dir: Path) -> dict | None:
     try:
-        spec = json.loads((results_dir / "spec.json").read_text(encoding="utf-8"))["spec"]
+        spec = json.loads((Path(results_dir) / "spec.json").read_text(encoding="utf-8"))["spec"]
     except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return spec if isinstance(spec, dict) else None
+
+
+def same_conditions(a: dict, b: dict) -> bool:
+    """Whether two sweeps' specs ran trials under the same conditions (epochs, data size, steps, placement,
+    ...): equal on every key both specs have, grid keys (_GRID_KEYS) aside. A key only one has (a spec
+    written before the option existed) is not held against them."""
+    return all(a[k] == b[k] for k in a.keys() & b.keys() - _GRID_KEYS)
+
+
+def unfinished_trials(results_dir: Path, trials: pd.DataFrame, others: Iterable[Path] = ()) -> list[str]:
+    """Trial ids the sweep in `results_dir` planned (its spec.json) that have no successful attempt among
+    `trials` of that sweep or of another sweep in `others` run under the same conditions (same_conditions:
+    a sweep that re-ran a cut cell fills the gap; a 12,500-image sweep never fills a 50,000-image one's,
+    since trial ids leave out epoch length and data size). Empty when the plan cannot be known."""
+    spec = _spec(results_dir)
+    if spec is None:
         return []
     planned = planned_trials(spec) or []
     if not trials.empty and "sweep" in trials:
-        trials = trials[trials.sweep == spec.get("name")]
+        fillers = {spec.get("name")} | {
+            o.get("name") for o in map(_spec, others) if o is not None and same_conditions(spec, o)
+        }
+        trials = trials[trials.sweep.isin(fillers)]
     ok = set(trials.loc[trials.status == "ok", "trial"]) if not trials.empty else set()
     return [t for t in planned if t not in ok]
 

@@ -100,11 +100,18 @@ def test_unfinished_trials_are_planned_ones_without_an_ok_attempt(tmp_path):
         + [{"sweep": "s", "trial": "resnet18/gpu/bs128/resident/fp32/r0", "status": "error"}]
         + [{"sweep": "other", "trial": "resnet18/gpu/bs128/resident/fp32/r1", "status": "ok"}]
     )
-    # r0 failed; r1 completed only in another sweep, which may differ in epochs or data size: still missing
-    assert unfinished_trials(tmp_path, trials) == [
-        "resnet18/gpu/bs128/resident/fp32/r0",
-        "resnet18/gpu/bs128/resident/fp32/r1",
-    ]
+    # r0 failed; r1 completed only in sweep "other": it fills the gap only if "other" ran under the same
+    # conditions (its spec.json equal but for grid keys); without its spec or with other epochs it is missing
+    r0, r1 = "resnet18/gpu/bs128/resident/fp32/r0", "resnet18/gpu/bs128/resident/fp32/r1"
+    assert unfinished_trials(tmp_path, trials) == [r0, r1]
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "spec.json").write_text(json.dumps({"spec": {**SPEC, "name": "other", "models": ["resnet18"]}}))
+    assert unfinished_trials(tmp_path, trials, [tmp_path, other]) == [r0]  # grid keys may differ
+    (other / "spec.json").write_text(json.dumps({"spec": {**SPEC, "name": "other", "epochs": 9}}))
+    assert unfinished_trials(tmp_path, trials, [other]) == [r0]  # SPEC has no epochs: not held against it
+    (tmp_path / "spec.json").write_text(json.dumps({"spec": {**SPEC, "epochs": 3}}))
+    assert unfinished_trials(tmp_path, trials, [other]) == [r0, r1]  # 3 epochs planned, 9 run: still missing
     own = pd.concat(
         [
             trials,
