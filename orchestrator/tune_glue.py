@@ -11,6 +11,7 @@ filesystem is needed. `Progress` is the single progress line the user sees.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import time
@@ -66,8 +67,17 @@ def tune_trial(config: dict) -> None:
 
 
 def _last_error_line(trial) -> str:
-    """The final 'Type: message' line of the trial's latest error, or a placeholder."""
-    text = trial.get_error() or ""
+    """The final 'Type: message' line of the trial's latest error, or a placeholder.
+
+    Tune writes the error to the trial's driver-side staging dir (`trial.error_file`) before it calls
+    the callbacks, and copies it to storage, where `get_error()` looks, only later: read the staging
+    file first, or every failure would be recorded as having no message."""
+    text = ""
+    with contextlib.suppress(OSError, TypeError):
+        text = (
+            Path(trial.error_file).read_text(errors="replace") if getattr(trial, "error_file", None) else ""
+        )
+    text = text or trial.get_error() or ""
     lines = [ln.strip() for ln in str(text).splitlines() if ln.strip()]
     return lines[-1][:1000] if lines else "trial failed without an error message"
 

@@ -85,15 +85,16 @@ class LabNet:
     def _netns(self, name: str) -> str:
         return f"bc{self.tag}{name}"
 
-    def host(self, name: str, cpus: int, head: bool = False, env: dict | None = None) -> str:
-        """Create a host namespace and start a Ray node in it; returns its address."""
+    def host(self, name: str, cpus: int, head: bool = False, env: dict | None = None, gpus: int = 0) -> str:
+        """Create a host namespace and start a Ray node in it; returns its address. `gpus` are GPUs in
+        Ray's books only (this machine has none): Ray hands them out and sets CUDA_VISIBLE_DEVICES."""
         ns, ip = self.bare_host(name)
         if head:
             self.head_ip = ip
             role = ["--head", f"--port={PORT}", "--include-dashboard=false"]
         else:
             role = [f"--address={self.head_ip}:{PORT}"]
-        ray = [RAY, "start", *role, f"--node-ip-address={ip}", f"--num-cpus={cpus}", "--num-gpus=0"]
+        ray = [RAY, "start", *role, f"--node-ip-address={ip}", f"--num-cpus={cpus}", f"--num-gpus={gpus}"]
         ray.append("--block")
         self._spawn(self.exec_argv(name, " ".join(ray)), name, env)
         return ip

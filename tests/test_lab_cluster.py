@@ -6,6 +6,7 @@ workstation joined to the lab would. Needs root and iproute2; skipped with the r
 """
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -211,3 +212,29 @@ def test_per_class_runs_each_cell_on_its_own_class_of_host(lab, tmp_path):
     where = dict(zip(trials.hw_class.str.rsplit("-", n=1).str[-1], trials.host, strict=True))
     assert where == {"2c": "w1", "1c": "w2"}  # pinned: the 2-core class ran on w1, the 1-core one on w2
     assert sorted(trials.cpus_allotted) == [1, 1]  # 2-core class: one used, one kept for Ray
+
+
+def test_gpu_trials_side_by_side_get_one_different_gpu_each(lab, tmp_path):
+    # Issue 7's scheduling half, on CPU: a host with 2 GPUs in Ray's books only (no CUDA here). Both GPU
+    # cells fit on it at once, so Tune starts them side by side; each then fails its device check, whose
+    # error names the CUDA_VISIBLE_DEVICES Ray gave it. They must hold one GPU each, and different ones.
+    lab.host("head", cpus=0, head=True)
+    lab.host("gpu2", cpus=6, gpus=2)
+    lab.driver_node()
+    lab.wait_nodes(3)
+    yaml = lab.cluster_file(tmp_path)
+    out = tmp_path / "out"
+    args = ["sweep", "--models", "simple_cnn", "--devices", "gpu", "--pipeline", "loader,resident",
+            "--batch-size", "32", "--train-size", "1024", "--test-size", "128", "--epochs", "1",
+            "--max-failures", "0", "--placement", "partitioned", "--cluster", str(yaml), "--out", str(out),
+            "--name", "x2"]  # fmt: skip
+    run = benchctl(args, lab.env)
+    assert run.returncode != 0 and "2 failed" in run.stdout + run.stderr, run.stdout + run.stderr
+    _, trials = read_results(out / "x2")
+    assert len(trials) == 2 and (trials.status == "error").all()
+    visible = sorted(re.search(r"CUDA_VISIBLE_DEVICES=(\S+?)\)", e).group(1) for e in trials.error)
+    assert visible == ["0", "1"], list(trials.error)  # one GPU each, not the same one
+    assert all("on gpu2" in e for e in trials.error)
+    # side by side: each attempt started before the other ended
+    a, b = trials.itertuples()
+    assert a.started_at <= b.ended_at and b.started_at <= a.ended_at
