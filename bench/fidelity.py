@@ -180,6 +180,12 @@ def main(argv: list[str] | None = None) -> None:
         )
 
 
+def _median_known(values) -> float | None:
+    """Median of the values that are numbers (not None/NaN); None when there are none."""
+    known = [float(v) for v in values if v is not None and v == v]
+    return statistics.median(known) if known else None
+
+
 def _row(cell: str, group, plain_runs: list[list[dict]], direct_epochs: list[dict] | None) -> dict:
     steady = group[~group.warmup.astype(bool)]
     first = group.sort_values(["repeat", "epoch"]).iloc[0].to_dict()  # repeat 0 sets the plain loop's seed
@@ -205,6 +211,11 @@ def _row(cell: str, group, plain_runs: list[list[dict]], direct_epochs: list[dic
         "direct_ratio": statistics.median(direct_steady) / statistics.median(plain_steady)
         if direct_steady
         else None,
+        # the host's steal (%) over the measured epochs: median per side, None where not recorded
+        "benchctl_steal_pct": _median_known(steady["host_steal_pct"]) if "host_steal_pct" in steady else None,
+        "plain_steal_pct": _median_known(
+            e.get("host_steal_pct") for run in plain_runs for e in run if e["epoch"] >= 2
+        ),
         "benchctl_epochs": [float(x) for x in steady.images_per_s],
         "plain_runs": plain_runs,
         "plain_epochs": plain_runs[0],  # kept for readers of the first format

@@ -95,6 +95,10 @@ def pair_rows(rounds: list[list[dict]]) -> list[dict]:
                 "pair_ratios": ratios,
                 "benchctl_round_ips": [r["benchctl_ips"] for r in rows],
                 "plain_round_ips": [r["plain_ips"] for r in rows],
+                # the host's steal per round and side (None before it was recorded): a pair ratio far
+                # from 1 beside a high steal is the hypervisor's, not benchctl's
+                "benchctl_round_steal_pct": [r.get("benchctl_steal_pct") for r in rows],
+                "plain_round_steal_pct": [r.get("plain_steal_pct") for r in rows],
             }
         )
     return out

@@ -7,7 +7,9 @@ It is the yardstick for fidelity (bench/fidelity.py): benchctl's steady-state im
 must be within 0.97-1.03 of this loop's on the same machine. It shares benchctl's model and data
 code on purpose (trainables.models, trainables.data: the same network, the same DataLoader and
 transforms), so the ratio isolates what Ray, the orchestrator and the per-step timing marks add.
-Each epoch is timed as a whole: synchronize, loop, synchronize. Prints one JSON line per epoch.
+Each epoch is timed as a whole: synchronize, loop, synchronize. Prints one JSON line per epoch, with
+the host's CPU load over it (trainables.energy.host_load, read outside the timed region), so a slow
+epoch can be told apart from a host whose hypervisor took its CPUs.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ def main(argv: list[str] | None = None) -> None:
 
     from trainables.config import TrialConfig
     from trainables.data import make_source, synthetic_arrays
+    from trainables.energy import host_load, read_cpu_times
     from trainables.models import build_model
 
     torch.set_num_threads(args.threads)
@@ -78,6 +81,7 @@ def main(argv: list[str] | None = None) -> None:
         images = 0
         if device.type == "cuda":
             torch.cuda.synchronize()
+        load_start = read_cpu_times()
         t0 = time.perf_counter()
         for step, (x, y) in enumerate(source):
             if args.max_steps is not None and step >= args.max_steps:
@@ -91,12 +95,10 @@ def main(argv: list[str] | None = None) -> None:
         if device.type == "cuda":
             torch.cuda.synchronize()
         seconds = time.perf_counter() - t0
-        print(
-            json.dumps(
-                {"epoch": epoch, "images": images, "seconds": seconds, "images_per_s": images / seconds}
-            ),
-            flush=True,
-        )
+        load_stop = read_cpu_times()
+        busy, steal = host_load(load_start, load_stop) if load_start and load_stop else (None, None)
+        row = {"epoch": epoch, "images": images, "seconds": seconds, "images_per_s": images / seconds}
+        print(json.dumps({**row, "host_busy_pct": busy, "host_steal_pct": steal}), flush=True)
 
 
 if __name__ == "__main__":

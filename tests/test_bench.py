@@ -62,6 +62,69 @@ def test_fidelity_pools_every_repeat_of_a_cell():
     assert row["benchctl_spread"] == pytest.approx((102 - 91) / 96.5)  # per-repeat medians 102 and 91
 
 
+def test_fidelity_records_each_sides_host_steal():
+    import pandas as pd
+
+    fidelity = load("fidelity")
+    group = pd.DataFrame(
+        [
+            {
+                "repeat": 0,
+                "epoch": e,
+                "warmup": e == 1,
+                "images_per_s": 100.0,
+                "torch_threads": 1,
+                "data_workers": 0,
+                "host_steal_pct": steal,
+            }
+            for e, steal in [(1, 50.0), (2, 1.0), (3, 3.0)]
+        ]  # fmt: skip
+    )
+    plain = [[{"epoch": 1, "images_per_s": 1.0, "host_steal_pct": 90.0},
+              {"epoch": 2, "images_per_s": 95.0, "host_steal_pct": 8.0},
+              {"epoch": 3, "images_per_s": 95.0, "host_steal_pct": None}]]  # fmt: skip
+    row = fidelity._row("c", group, plain, None)
+    assert row["benchctl_steal_pct"] == 2.0  # median of the steady epochs' 1 and 3; warm-up's 50 left out
+    assert row["plain_steal_pct"] == 8.0  # the unknown epoch is skipped, epoch 1 left out
+    old = fidelity._row(
+        "c", group.drop(columns="host_steal_pct"), [[{"epoch": 2, "images_per_s": 9.0}]], None
+    )
+    assert old["benchctl_steal_pct"] is None and old["plain_steal_pct"] is None  # rows from before schema 4
+
+
+def test_plain_loop_prints_each_epochs_speed_and_host_load():
+    import json
+    import subprocess
+    import sys
+
+    cmd = [
+        sys.executable,
+        str(BENCH / "plain_loop.py"),
+        "--model",
+        "simple_cnn",
+        "--device",
+        "cpu",
+        "--threads",
+        "1",
+        "--pipeline",
+        "resident",
+        "--epochs",
+        "2",
+        "--max-steps",
+        "8",
+        "--batch-size",
+        "64",
+        "--train-size",
+        "512",
+    ]  # fmt: skip  (epochs of many clock ticks)
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=True).stdout
+    rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    assert [r["epoch"] for r in rows] == [1, 2] and all(r["images"] == 512 for r in rows)
+    for r in rows:
+        assert r["images_per_s"] == pytest.approx(r["images"] / r["seconds"])
+        assert 0.0 <= r["host_steal_pct"] < 100.0 and 0.0 < r["host_busy_pct"] <= 100.0
+
+
 def test_fidelity_pairs_follow_their_formulas():
     import math
 
