@@ -95,8 +95,7 @@ def main(argv: list[str] | None = None) -> None:
         if device.type == "cuda":
             torch.cuda.synchronize()
         seconds = time.perf_counter() - t0
-        load_stop = read_cpu_times()
-        busy, steal = host_load(load_start, load_stop) if load_start and load_stop else (None, None)
+        busy, steal = host_load(load_start, read_cpu_times())
         row = {"epoch": epoch, "images": images, "seconds": seconds, "images_per_s": images / seconds}
         print(json.dumps({**row, "host_busy_pct": busy, "host_steal_pct": steal}), flush=True)
 

@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from orchestrator.errors import BenchctlError
+from orchestrator.spec import RESUMABLE_CHANGES
 
 # 2 added hw_class, node_id and the trials' placement columns; 3 trial_process; 4 host_busy/steal_pct
 SCHEMA_VERSION = "4"
@@ -226,35 +227,24 @@ def _attempt_of(path: Path) -> int:
     return int(path.stem.rpartition("-a")[2])
 
 
+# spec keys that only pick which trials a sweep plans (its grid), or that a --resume may change (how it
+# is driven, spec.RESUMABLE_CHANGES): not the conditions a trial ran under
+_PLAN_AXES = ("models", "devices", "batch_sizes", "pipelines", "precisions")
+_GRID_KEYS = frozenset(RESUMABLE_CHANGES) | {*_PLAN_AXES, "repeats"}
+
+
 def planned_trials(spec: dict) -> list[str] | None:
     """The trial ids a sweep's spec asks for (`model/device/bsN/pipeline/precision/rK`, as
     TrialConfig.trial_id), or None when they depend on the cluster (--per-class: classes found then)."""
     if spec.get("per_class"):
         return None
-    axes = ("models", "devices", "batch_sizes", "pipelines", "precisions")
-    if not all(isinstance(spec.get(a), list) for a in axes) or not isinstance(spec.get("repeats"), int):
+    if not all(isinstance(spec.get(a), list) for a in _PLAN_AXES) or not isinstance(spec.get("repeats"), int):
         return None
     return [
         f"{m}/{d}/bs{b}/{p}/{q}/r{r}"
-        for m, d, b, p, q in itertools.product(*(spec[a] for a in axes))
+        for m, d, b, p, q in itertools.product(*(spec[a] for a in _PLAN_AXES))
         for r in range(spec["repeats"])
     ]
-
-
-# spec keys that only pick which trials a sweep plans, or how it is driven: not the conditions of a trial
-_GRID_KEYS = frozenset(
-    {
-        "name",
-        "models",
-        "devices",
-        "batch_sizes",
-        "pipelines",
-        "precisions",
-        "repeats",
-        "cluster",
-        "max_failures",
-    }
-)
 
 
 def _spec(results_dir: Path) -> dict | None:

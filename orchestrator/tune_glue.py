@@ -73,10 +73,9 @@ def _last_error_line(trial) -> str:
     the callbacks, and copies it to storage, where `get_error()` looks, only later: read the staging
     file first, or every failure would be recorded as having no message."""
     text = ""
-    with contextlib.suppress(OSError, TypeError):
-        text = (
-            Path(trial.error_file).read_text(errors="replace") if getattr(trial, "error_file", None) else ""
-        )
+    if trial.error_file:
+        with contextlib.suppress(OSError):
+            text = Path(trial.error_file).read_text(errors="replace")
     text = text or trial.get_error() or ""
     lines = [ln.strip() for ln in str(text).splitlines() if ln.strip()]
     return lines[-1][:1000] if lines else "trial failed without an error message"

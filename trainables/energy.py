@@ -59,14 +59,17 @@ def read_cpu_times(path: str = PROC_STAT) -> dict[str, int] | None:
     return None
 
 
-def host_load(start: dict[str, int], stop: dict[str, int]) -> tuple[float | None, float | None]:
+def host_load(start: dict[str, int] | None, stop: dict[str, int] | None) -> tuple[float | None, float | None]:
     """(busy %, steal %) of all the host's CPUs between two read_cpu_times readings:
 
         total   = d(user + nice + system + idle + iowait + irq + softirq + steal)
         busy %  = 100 * d(user + nice + system + irq + softirq) / total    (every process, this trial's too)
         steal % = 100 * d(steal) / total                                   (taken by the hypervisor)
 
-    (None, None) when no time passed on the counters (a window shorter than one clock tick)."""
+    (None, None) when either reading is missing (no /proc/stat), or when no time passed on the counters
+    (a window shorter than one clock tick)."""
+    if not start or not stop:
+        return None, None
     d = {k: stop[k] - start[k] for k in _CPU_FIELDS}
     total = sum(d.values())
     if total <= 0:
@@ -167,8 +170,7 @@ class EnergyMeter:
             self.notes.append(f"energy start failed: {exc}")
 
     def stop(self) -> EnergyReading:
-        now = read_cpu_times(self.proc_stat)
-        busy, steal = host_load(self._cpu_times, now) if self._cpu_times and now else (None, None)
+        busy, steal = host_load(self._cpu_times, read_cpu_times(self.proc_stat))
         try:
             gpu, util = self.nvml.stop() if self.nvml else (None, None)
             cpu = self.rapl.stop()
