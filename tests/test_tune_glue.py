@@ -1,8 +1,7 @@
-"""The driver-side callbacks outside a live Tune run (the e2e tests cover them inside one)."""
+"""The driver-side callbacks outside a live Tune run (the e2e tests cover them inside one).
+Progress, the progress display, is tested in test_progress.py."""
 
-import pickle
-
-from orchestrator.tune_glue import Progress, _last_error_line
+from orchestrator.tune_glue import _last_error_line
 
 
 class _Trial:
@@ -12,23 +11,6 @@ class _Trial:
 
     def get_error(self):
         return self.text
-
-
-def test_progress_counts_and_prints_one_line_per_change(capsys):
-    progress = Progress(total=3)
-    progress.on_trial_start(0, [], None)
-    progress.on_trial_recover(0, [], None)
-    progress.on_trial_start(0, [], None)
-    progress.on_trial_complete(0, [], None)
-    progress.on_trial_start(0, [], None)
-    progress.on_trial_error(0, [], None)
-    lines = capsys.readouterr().err.strip().splitlines()
-    assert len(lines) == 6
-    assert lines[-1].startswith("benchctl: 1/3 trials done · 0 running · 1 failed · 1 retried")
-
-
-def test_progress_pickles_for_tune_state():
-    assert pickle.loads(pickle.dumps(Progress(total=2))).total == 2
 
 
 def test_last_error_line_is_the_exception_line():

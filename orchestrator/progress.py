@@ -1,0 +1,319 @@
+"""What the user sees while `benchctl sweep` runs: each running trial's epochs, phases and a sweep ETA.
+
+On a terminal, a rich Live table redrawn in place (one row per running trial: epoch k/N, images/s,
+train loss, test accuracy, what it is doing now) above a summary line whose elapsed time ticks even
+while no result arrives; finished and failed trials leave a line above it. Anywhere else (CI, a log
+file, a pipe) the same facts as plain lines, one per event, each epoch's line holding `epoch k/N`:
+
+    benchctl: simple_cnn/cpu/bs128/loader/fp32/r0 epoch 3/10 · 1,234 img/s · loss 1.23 · acc 45.6%
+      · 2/6 trials done · 1 running · 0 failed · ETA 4 min · 123 s
+
+Phases ("decoding 60,000 JPEGs from PATH") come from the trials through orchestrator.phases; the
+ETA from orchestrator.eta, a pure function of the epoch intervals seen so far.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from ray.tune import Callback
+
+from orchestrator.eta import Pace, State, eta_s, format_eta
+from orchestrator.matrix import trial_config
+from orchestrator.phases import BOARD_NAME, phase_board, post_phase
+from orchestrator.tune_glue import _last_error_line
+
+__all__ = ["Progress", "post_phase"]  # post_phase (orchestrator.phases): the trial side, for tune_trial
+
+POLL_S = 1.0  # at most one phase-board query per second; Tune steps every ~0.1 s
+FIRST_EPOCH_WAIT_S = 0.5  # before a trial's first epoch line, fetch its phases so they print first
+REFRESH_PER_S = 2  # terminal redraws per second: enough for a ticking clock
+
+
+@dataclass
+class _Trial:
+    """The driver's running record of one benchctl trial (all its attempts)."""
+
+    trial_id: str
+    pool: str
+    groups: tuple[str, ...]
+    epochs: int
+    state: State = State.pending
+    done: int = 0
+    attempts: int = 0
+    startups: list[float] = field(default_factory=list)
+    steady: list[float] = field(default_factory=list)
+    mark: float = 0.0  # monotonic time of the attempt's start or its last epoch
+    started: float = 0.0  # monotonic time of the attempt's start
+    row: dict = field(default_factory=dict)  # the last epoch's numbers
+    phase: str | None = None
+
+    @classmethod
+    def of(cls, config: dict) -> _Trial:
+        cfg = trial_config(config)
+        where = cfg.hw_class or cfg.device.value
+        return cls(cfg.trial_id, where, (cfg.cell, f"{cfg.model}/{where}"), cfg.epochs)
+
+    def pace(self, now: float) -> Pace:
+        running = self.state in (State.starting, State.training)
+        return Pace(
+            self.pool,
+            self.groups,
+            self.epochs,
+            self.done,
+            self.state,
+            tuple(self.startups),
+            tuple(self.steady),
+            now - self.mark if running else 0.0,
+        )
+
+
+def _metrics(row: dict) -> list[str]:
+    parts = []
+    if row.get("images_per_s") is not None:
+        parts.append(f"{row['images_per_s']:,.0f} img/s")
+    if row.get("train_loss") is not None:
+        parts.append(f"loss {row['train_loss']:.3g}")
+    if row.get("test_acc") is not None:
+        parts.append(f"acc {row['test_acc']:.1%}")
+    return parts
+
+
+class Progress(Callback):
+    """Tune callback: live table on a terminal, plain event lines elsewhere (see the module doc)."""
+
+    def __init__(self, configs: Sequence[dict]) -> None:
+        self._trials = {t.trial_id: t for t in map(_Trial.of, configs)}
+        self._by_tune_id: dict[str, str] = {}  # Tune's trial id -> benchctl's
+        self.total = len(self._trials)
+        self.done = self.failed = self.retried = 0
+        self._t0 = time.monotonic()
+        self._seq = 0  # last phase post read from the board
+        self._polled = float("-inf")
+        self._closing = False
+        self._unpicklable()
+
+    def _unpicklable(self) -> None:
+        # Live display, its lock and Ray handles: rebuilt on demand, never pickled with Tune's state
+        self._lock = threading.Lock()
+        self._live = None
+        self._board = None
+        self._pending = None
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k not in ("_lock", "_live", "_board", "_pending")}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._unpicklable()
+
+    @property
+    def stream(self):  # looked up each time, so redirection (pytest, CliRunner) is honoured
+        return sys.stderr
+
+    @property
+    def _tty(self) -> bool:
+        return self.stream.isatty()
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        """Around `tuner.fit()`: the phase board exists and the display is on; on leaving (also by
+        Ctrl-C, when Tune never calls on_experiment_end) the board is killed and the display ended."""
+        with phase_board() as board:
+            self._board = board
+            try:
+                self._start_live()
+                yield
+            finally:
+                self._stop_live()
+                self._board = self._pending = None
+
+    # -- counts and lines --------------------------------------------------------------------------
+    def count(self, state: State) -> int:
+        return sum(t.state is state for t in self._trials.values())
+
+    def eta(self) -> float | None:
+        now = time.monotonic()
+        return eta_s([t.pace(now) for t in self._trials.values()])
+
+    def summary(self) -> str:
+        running = self.count(State.starting) + self.count(State.training)
+        parts = [f"{self.done}/{self.total} trials done", f"{running} running", f"{self.failed} failed"]
+        if self.retried:
+            parts.append(f"{self.retried} retried")
+        eta = self.eta() if self.done + self.failed < self.total else None
+        if eta is not None:
+            parts.append(f"ETA {format_eta(eta)}")
+        parts.append(f"{time.monotonic() - self._t0:.0f} s")
+        return " · ".join(parts)
+
+    def _event(self, trial: _Trial | str, what: str, live_too: bool = True) -> None:
+        """One event: a plain line off a terminal; on one, a line above the table if `live_too`."""
+        name = trial if isinstance(trial, str) else trial.trial_id
+        line = f"benchctl: {name} {what} · {self.summary()}"
+        if not self._tty:
+            self.stream.write(line + "\n")
+            self.stream.flush()
+        else:
+            self._start_live()  # normally already on (running()); the table shows what is not printed
+            if self._live is not None:
+                if live_too:  # soft_wrap: a long line is the terminal's to wrap, not cut in two by rich
+                    self._live.console.print(line, highlight=False, markup=False, soft_wrap=True)
+                self._live.refresh()  # the table shows the change now, not at the next tick
+                return
+            if live_too:  # the display has ended (an event after the experiment's end)
+                self.stream.write(line + "\n")
+
+    # -- the terminal's table ----------------------------------------------------------------------
+    def renderable(self):
+        from rich.console import Group
+        from rich.table import Table
+        from rich.text import Text
+
+        now = time.monotonic()
+        with self._lock:
+            active = [t for t in self._trials.values() if t.state in (State.starting, State.training)]
+            summary = Text(f"benchctl: {self.summary()}")
+            if self._closing or not active:
+                return summary
+            rows = [
+                (
+                    t.trial_id,
+                    f"{t.done}/{t.epochs}",
+                    f"{t.row['images_per_s']:,.0f}" if "images_per_s" in t.row else "—",
+                    f"{t.row['train_loss']:.3g}" if "train_loss" in t.row else "—",
+                    f"{t.row['test_acc']:.1%}" if "test_acc" in t.row else "—",
+                    f"{now - t.started:.0f} s",
+                    t.phase or t.state.value,
+                )
+                for t in active
+            ]
+        table = Table(box=None, pad_edge=False, header_style="bold")
+        # every column but the last keeps its full width; a narrow terminal cuts the phase text short
+        for i, name in enumerate(("trial", "epoch", "img/s", "loss", "acc", "for")):
+            width = max(len(name), *(len(r[i]) for r in rows))
+            table.add_column(name, justify="left" if i == 0 else "right", no_wrap=True, min_width=width)
+        table.add_column("now")  # the column rich may narrow; its text stays on one line, cut with "…"
+        for r in rows:
+            table.add_row(*r[:-1], Text(r[-1], no_wrap=True, overflow="ellipsis"))
+        return Group(table, summary)
+
+    def _start_live(self) -> None:
+        if self._live is None and self._tty and not self._closing:
+            from rich.console import Console
+            from rich.live import Live
+
+            console = Console(file=self.stream)
+            self._live = Live(
+                get_renderable=self.renderable, console=console, refresh_per_second=REFRESH_PER_S
+            )
+            self._live.start()
+
+    def _stop_live(self) -> None:
+        self._closing = True  # the last frame left on screen is the summary line alone
+        if self._live is not None:
+            live, self._live = self._live, None
+            live.stop()
+
+    # -- phases from the board ---------------------------------------------------------------------
+    def _poll(self, wait_s: float = 0.0, force: bool = False) -> None:
+        """Read new phase posts: at most one query in flight, issued at most every POLL_S."""
+        import ray
+
+        now = time.monotonic()
+        if self._pending is None:
+            if (now - self._polled < POLL_S and not force) or not ray.is_initialized():
+                return
+            self._polled = now
+            if self._board is None:
+                with contextlib.suppress(Exception):
+                    self._board = ray.get_actor(BOARD_NAME)
+            if self._board is None:
+                return
+            self._pending = self._board.since.remote(self._seq)
+        ready, _ = ray.wait([self._pending], timeout=wait_s)
+        if not ready:
+            return
+        ref, self._pending = self._pending, None
+        try:
+            posts = ray.get(ref)
+        except Exception:  # noqa: BLE001 - the board died: look it up again on the next poll
+            self._board = None
+            return
+        for seq, trial_id, text, _at in posts:
+            self._seq = max(self._seq, seq)
+            self.show_phase(trial_id, text)
+
+    def show_phase(self, trial_id: str, text: str) -> None:
+        """A trial's phase (benchctl's trial id, or Tune's): its table row until its next epoch."""
+        trial = self._trials.get(self._by_tune_id.get(trial_id, trial_id))
+        if trial is None:  # not a trial of this sweep's plan: still worth a line
+            self._event(trial_id, text)
+            return
+        with self._lock:
+            trial.phase = text
+        self._event(trial, text, live_too=False)
+
+    # -- Tune's callbacks --------------------------------------------------------------------------
+    def _trial(self, trial) -> _Trial:
+        tid = self._by_tune_id.get(trial.trial_id)
+        if tid is None:
+            record = _Trial.of(trial.config)
+            with self._lock:
+                if record.trial_id not in self._trials:  # not planned: counted from now on
+                    self._trials[record.trial_id] = record
+                    self.total += 1
+            tid = self._by_tune_id[trial.trial_id] = record.trial_id
+        return self._trials[tid]
+
+    def on_step_begin(self, iteration, trials, **info):
+        self._poll()
+
+    def on_trial_start(self, iteration, trials, trial, **info):
+        t = self._trial(trial)
+        with self._lock:
+            t.state, t.phase = State.starting, None
+            t.attempts += 1
+            t.mark = t.started = time.monotonic()
+        self._event(t, "started" if t.attempts == 1 else f"started (attempt {t.attempts})", live_too=False)
+
+    def on_trial_result(self, iteration, trials, trial, result, **info):
+        if "epoch" not in result:
+            return
+        t = self._trial(trial)
+        if t.state is State.starting:
+            self._poll(wait_s=FIRST_EPOCH_WAIT_S, force=True)  # its phases print before its epoch 1
+        now = time.monotonic()
+        with self._lock:
+            (t.startups if t.state is State.starting else t.steady).append(now - t.mark)
+            t.state, t.mark, t.phase = State.training, now, None
+            t.done = int(result["epoch"])
+            t.row = {k: result[k] for k in ("images_per_s", "train_loss", "test_acc") if k in result}
+        self._event(t, " · ".join([f"epoch {t.done}/{t.epochs}", *_metrics(t.row)]), live_too=False)
+
+    def _end(self, trial, state: State, what: str, counter: str) -> None:
+        t = self._trial(trial)
+        with self._lock:
+            t.state, t.phase = state, None
+            setattr(self, counter, getattr(self, counter) + 1)
+        self._event(t, what)
+
+    def on_trial_complete(self, iteration, trials, trial, **info):
+        self._end(trial, State.finished, "done", "done")
+
+    def on_trial_recover(self, iteration, trials, trial, **info):  # Tune starts it again later
+        self._end(trial, State.pending, f"failed, will retry: {_last_error_line(trial)}", "retried")
+
+    def on_trial_error(self, iteration, trials, trial, **info):
+        self._end(trial, State.finished, f"failed: {_last_error_line(trial)}", "failed")
+
+    def on_experiment_end(self, trials, **info):
+        self._stop_live()
+        if not self._tty:
+            self.stream.write(f"benchctl: {self.summary()}\n")
+            self.stream.flush()
