@@ -28,7 +28,7 @@ from orchestrator.errors import BenchctlError
 from orchestrator.formats import DASH, fmt_params, fmt_pct, fmt_seconds, fmt_speedup, fmt_speedup_ci, fmt_util
 from orchestrator.html import write_html
 from orchestrator.pairing import class_label, pair_label, several_classes, several_pairs
-from orchestrator.results import ResultsError, read_results, unfinished_trials
+from orchestrator.results import ResultsError, pooling, read_results, unfinished_trials
 from orchestrator.sections import (
     class_matrix_section,
     efficiency_section,
@@ -104,6 +104,7 @@ class Report:
     summary: pd.DataFrame  # orchestrator.stats.cell_summary
     paths: list[Path] = field(default_factory=list)  # report.md, report.html (those written), figures
     terminal_text: str = ""
+    pooled: str = ""  # what was pooled across differing or unknown conditions (results.Pooling.note)
 
 
 # ---- formatting -------------------------------------------------------------------------------------
@@ -275,14 +276,19 @@ def _read_all(results_dirs: list[Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def build_report(
-    results_dirs: list[Path], out_dir: Path, formats: Iterable[ReportFormat | str] = tuple(ReportFormat)
+    results_dirs: list[Path],
+    out_dir: Path,
+    formats: Iterable[ReportFormat | str] = tuple(ReportFormat),
+    pool: bool = False,
 ) -> Report:
     """Read the sweeps, compute the tables, write out_dir/report.md and/or out_dir/report.html (formats)
     and out_dir/figures/*.png (always; a figure that does not apply is not drawn and a stale copy of it is
-    removed)."""
+    removed). Sweeps run under different conditions (spec.condition_differences) are refused unless
+    `pool`; then the report says what was pooled."""
     wanted = {ReportFormat(f) for f in formats}
     docs = [f"report.{f.value}" for f in ReportFormat if f in wanted]
     epochs, trials = _read_all(results_dirs)
+    pooled = pooling(results_dirs, allow=pool)  # refuses differing conditions unless allowed
     epochs = ok_epochs(epochs, trials)
     if epochs.empty:
         n_failed = int((trials["status"] == "error").sum()) if not trials.empty else 0
@@ -309,6 +315,7 @@ def build_report(
             f"{len(epochs)} epoch rows from {n_runs} completed trial attempts"
             + (f"; {len(unfinished)} planned trial(s) have no result (see Notes)" if unfinished else "")
             + ".\n",
+            *([f"**{text}**\n"] if (text := pooled.note(len(results_dirs) > 1, "`")) else []),
             HOW_TO_READ + (HOW_TO_READ_CLASSES if has_classes(table) else ""),
             _table_section(table),
             narrative.section(table),
@@ -324,6 +331,7 @@ def build_report(
         ]
     )
     terminal_text = terminal_table(table)
+    pooled_note = pooled.note(len(results_dirs) > 1)
 
     try:  # try the write itself: a pre-check with os.access would be wrong for root and on NFS
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -350,7 +358,7 @@ def build_report(
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     final = [out_dir / name for name in docs] + figure_paths
-    return Report(table=table, summary=summary, paths=final, terminal_text=terminal_text)
+    return Report(table=table, summary=summary, paths=final, terminal_text=terminal_text, pooled=pooled_note)
 
 
 def table_json(table: pd.DataFrame) -> str:

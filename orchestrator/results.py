@@ -27,11 +27,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from orchestrator.errors import BenchctlError
-from orchestrator.spec import RESUMABLE_CHANGES
+from orchestrator.spec import condition_differences, conditions
 
-# 2 added hw_class, node_id and the trials' placement columns; 3 trial_process; 4 host_busy/steal_pct
-SCHEMA_VERSION = "4"
-READABLE_VERSIONS = ("1", "2", "3", "4")  # older files lack newer columns; they read as null
+# 2 added hw_class, node_id and the trials' placement columns; 3 trial_process; 4 host_busy/steal_pct;
+# 5 epochs written as they arrive (status "partial"), restored, checkpoint_s/_mb and the trials' checkpoint
+SCHEMA_VERSION = "5"
+READABLE_VERSIONS = ("1", "2", "3", "4", "5")  # older files lack newer columns; they read as null
 _META_VERSION = b"benchctl.schema_version"
 _META_KIND = b"benchctl.kind"
 
@@ -227,10 +228,8 @@ def _attempt_of(path: Path) -> int:
     return int(path.stem.rpartition("-a")[2])
 
 
-# spec keys that only pick which trials a sweep plans (its grid), or that a --resume may change (how it
-# is driven, spec.RESUMABLE_CHANGES): not the conditions a trial ran under
+# the spec keys whose product, with "repeats", is the sweep's grid (spec.GRID_AXES)
 _PLAN_AXES = ("models", "devices", "batch_sizes", "pipelines", "precisions")
-_GRID_KEYS = frozenset(RESUMABLE_CHANGES) | {*_PLAN_AXES, "repeats"}
 
 
 def planned_trials(spec: dict) -> list[str] | None:
@@ -247,7 +246,8 @@ def planned_trials(spec: dict) -> list[str] | None:
     ]
 
 
-def _spec(results_dir: Path) -> dict | None:
+def read_spec(results_dir: Path) -> dict | None:
+    """The spec a results directory's spec.json stores, or None without a readable one."""
     try:
         spec = json.loads((Path(results_dir) / "spec.json").read_text(encoding="utf-8"))["spec"]
     except (OSError, ValueError, KeyError, TypeError):
@@ -257,9 +257,60 @@ def _spec(results_dir: Path) -> dict | None:
 
 def same_conditions(a: dict, b: dict) -> bool:
     """Whether two sweeps' specs ran trials under the same conditions (epochs, data size, steps, placement,
-    ...): equal on every key both specs have, grid keys (_GRID_KEYS) aside. A key only one has (a spec
-    written before the option existed) is not held against them."""
-    return all(a[k] == b[k] for k in a.keys() & b.keys() - _GRID_KEYS)
+    ...): spec.condition_differences finds none (grid keys aside; a key only one has reads as what
+    benchctl did before that option existed, as --resume reads it)."""
+    return not condition_differences(a, b)
+
+
+@dataclass(frozen=True)
+class Pooling:
+    """How the conditions of several results directories compare (`pooling`)."""
+
+    differing: dict[str, dict[str, object]]  # condition key -> {results dir, as given: its value}
+    unknown: tuple[Path, ...]  # directories without a readable spec.json: conditions unknown
+
+    def describe(self, quote: str = "") -> str:
+        """`epochs (results/a: 3, results/b: 2); ...`: the keys that differ, each sweep's value (keys and
+        directories wrapped in `quote`, e.g. a backtick for Markdown)."""
+        return "; ".join(
+            f"{quote}{key}{quote} ("
+            + ", ".join(f"{quote}{name}{quote}: {value!r}" for name, value in per.items())
+            + ")"
+            for key, per in self.differing.items()
+        )
+
+    def note(self, several: bool, quote: str = "") -> str:
+        """For the report: the conditions that differ between the pooled sweeps, and (`several` sweeps
+        given) those whose conditions could not be compared; empty when neither applies."""
+        parts = []
+        if self.differing:
+            parts.append(
+                f"Pooled across different conditions (--pool): {self.describe(quote)}. Cells mix trials "
+                "run under these settings."
+            )
+        if self.unknown and several:
+            names = ", ".join(f"{quote}{d}{quote}" for d in self.unknown)
+            parts.append(f"Conditions unknown for {names} (no spec.json): not compared with the others.")
+        return " ".join(parts)
+
+
+def pooling(results_dirs: Iterable[Path], allow: bool = False) -> Pooling:
+    """The condition keys on which the sweeps in `results_dirs` differ (each against the first one with a
+    spec.json, by condition_differences), with every sweep's value, and the directories whose conditions
+    cannot be known (no spec.json). Differing conditions raise ResultsError (exit 2) unless `allow`
+    (report --pool): pooled silently, capped and full epochs or two data sizes would mix in one median."""
+    specs = {Path(d): read_spec(Path(d)) for d in results_dirs}
+    known = {d: s for d, s in specs.items() if s is not None}
+    first = next(iter(known.values()), None)
+    keys = sorted({k for s in known.values() for k in condition_differences(first, s)})
+    differing = {k: {str(d): conditions(s).get(k) for d, s in known.items()} for k in keys}
+    pooled = Pooling(differing, tuple(d for d, s in specs.items() if s is None))
+    if differing and not allow:
+        raise ResultsError(
+            f"these sweeps ran under different conditions: {pooled.describe()}; report each on its own, "
+            "or pass --pool to pool them into one table anyway (the report then says what was pooled)"
+        )
+    return pooled
 
 
 def unfinished_trials(results_dir: Path, trials: pd.DataFrame, others: Iterable[Path] = ()) -> list[str]:
@@ -267,13 +318,13 @@ def unfinished_trials(results_dir: Path, trials: pd.DataFrame, others: Iterable[
     `trials` of that sweep or of another sweep in `others` run under the same conditions (same_conditions:
     a sweep that re-ran a cut cell fills the gap; a 12,500-image sweep never fills a 50,000-image one's,
     since trial ids leave out epoch length and data size). Empty when the plan cannot be known."""
-    spec = _spec(results_dir)
+    spec = read_spec(results_dir)
     if spec is None:
         return []
     planned = planned_trials(spec) or []
     if not trials.empty and "sweep" in trials:
         fillers = {spec.get("name")} | {
-            o.get("name") for o in map(_spec, others) if o is not None and same_conditions(spec, o)
+            o.get("name") for o in map(read_spec, others) if o is not None and same_conditions(spec, o)
         }
         trials = trials[trials.sweep.isin(fillers)]
     ok = set(trials.loc[trials.status == "ok", "trial"]) if not trials.empty else set()

@@ -10,13 +10,18 @@ go, and how the sweep runs. Every violation is a SpecError with one line naming 
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import json
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
 from orchestrator.errors import BenchctlError
+from orchestrator.presets import Preset
 from trainables import config as defaults
 from trainables.config import PAPER_MODELS, Device, Pipeline, Precision, TrialConfig
 
@@ -42,8 +47,14 @@ class TrialProcess(str, Enum):
     inline = "inline"  # in the Ray worker itself (as before schema 3; 10-15% slower on launch-bound cells)
 
 
-# Spec fields that may differ between a sweep and its --resume: where and how it runs, not what it measures.
-RESUMABLE_CHANGES = ("name", "out", "cluster", "cluster_port", "max_failures", "resume", "isolate_network")
+# Spec fields that may differ between a sweep and its --resume: where and how it runs, not what it measures
+# (`preset` is a label: the options it set are compared themselves).
+RESUMABLE_CHANGES = (
+    "name", "out", "cluster", "cluster_port", "max_failures", "resume", "isolate_network", "preset",
+    "checkpoint",
+)  # fmt: skip
+# Spec fields that pick which trials a sweep plans (its grid), not the conditions each trial runs under.
+GRID_AXES = ("models", "devices", "batch_sizes", "pipelines", "precisions", "repeats")
 
 
 def default_name() -> str:
@@ -86,7 +97,7 @@ def parse_ints(text: str, option: str) -> tuple[int, ...]:
 @dataclass(frozen=True)
 class SweepSpec:
     models: tuple[str, ...] = PAPER_MODELS
-    devices: tuple[Device, ...] = (Device.cpu, Device.gpu)
+    devices: tuple[Device, ...] | None = None  # None: the devices the nodes have (resolve_devices)
     batch_sizes: tuple[int, ...] = (defaults.BATCH_SIZE,)
     pipelines: tuple[Pipeline, ...] = (Pipeline.loader,)
     precisions: tuple[Precision, ...] = (Precision.fp32,)
@@ -112,13 +123,19 @@ class SweepSpec:
     resume: bool = False  # run only the cells results/<name> does not hold complete yet
     isolate_network: bool = True  # local runs: Ray in a private network namespace (root only; netns.py)
     trial_process: TrialProcess = TrialProcess.child
+    checkpoint: bool = True  # each epoch's state persisted through Tune, so a cut trial continues after it
+    preset: Preset | None = None  # the --preset the options came from (a label; orchestrator/presets.py)
 
     def __post_init__(self) -> None:
         for axis in ("models", "devices", "batch_sizes", "pipelines", "precisions"):
+            if axis == "devices" and self.devices is None:
+                continue  # resolved once the nodes are known
             if not getattr(self, axis):
                 raise SpecError(f"--{axis.replace('_', '-')}: give at least one value")
             object.__setattr__(self, axis, tuple(getattr(self, axis)))
         for axis, enum in (("devices", Device), ("pipelines", Pipeline), ("precisions", Precision)):
+            if getattr(self, axis) is None:
+                continue
             # library callers may pass plain strings; the CLI passes enums already
             try:
                 object.__setattr__(self, axis, tuple(enum(v) for v in getattr(self, axis)))
@@ -130,6 +147,12 @@ class SweepSpec:
         except ValueError:
             choices = ", ".join(e.value for e in TrialProcess)
             raise SpecError(f"--trial-process: {self.trial_process!r} is not one of {choices}") from None
+        if self.preset is not None:
+            try:
+                object.__setattr__(self, "preset", Preset(self.preset))
+            except ValueError:
+                choices = ", ".join(e.value for e in Preset)
+                raise SpecError(f"--preset: {self.preset!r} is not one of {choices}") from None
         try:
             object.__setattr__(self, "placement", Placement(self.placement))
         except ValueError:
@@ -196,7 +219,7 @@ class SweepSpec:
     def to_dict(self) -> dict:
         return {
             "models": list(self.models),
-            "devices": [d.value for d in self.devices],
+            "devices": None if self.devices is None else [d.value for d in self.devices],
             "batch_sizes": list(self.batch_sizes),
             "pipelines": [p.value for p in self.pipelines],
             "precisions": [p.value for p in self.precisions],
@@ -206,9 +229,11 @@ class SweepSpec:
             "max_failures": self.max_failures,
             "placement": self.placement.value,
             "trial_process": self.trial_process.value,
+            "checkpoint": self.checkpoint,
             "per_class": self.per_class,
             "name": self.name,
             "cluster": str(self.cluster) if self.cluster else None,
+            "preset": self.preset.value if self.preset else None,
             **self.trial_template(),
         }
 
@@ -217,19 +242,60 @@ class SweepSpec:
 _BEFORE_FIELD = {"trial_process": TrialProcess.inline.value}
 
 
-def spec_differences(stored: dict, spec: SweepSpec) -> list[str]:
-    """What a --resume changes against the sweep's stored spec, as `field: old -> new` (empty: same).
+@functools.cache
+def _before_fields() -> dict:
+    """What a stored spec that lacks a key ran with: the field's default, or `_BEFORE_FIELD`'s value where
+    benchctl did something else before the field existed."""
+    return {**SweepSpec(name="defaults").to_dict(), **_BEFORE_FIELD}
 
-    A stored spec from before a field existed reads as that field's default, so adding an option
-    never makes old results unresumable; except where the old behaviour was not the new default
-    (`_BEFORE_FIELD`): those read as what the old benchctl did."""
+
+def conditions(stored: dict) -> dict:
+    """The conditions a stored spec (spec.json's "spec") ran its trials under: every key but GRID_AXES and
+    RESUMABLE_CHANGES. A key it lacks (written before the option existed) reads as what benchctl did then,
+    so adding an option never makes old results unresumable or unpoolable."""
+    before = _before_fields()
+    keys = (before.keys() | stored.keys()) - {*GRID_AXES, *RESUMABLE_CHANGES}
+    return {key: stored.get(key, before.get(key)) for key in sorted(keys)}
+
+
+def condition_differences(a: dict, b: dict) -> dict[str, tuple]:
+    """The condition keys (`conditions`) on which two stored specs differ, each as (a's value, b's value);
+    empty when their trials ran under the same conditions. The one comparison behind both --resume
+    (spec_differences) and report's pooling (results.same_conditions)."""
+    ca, cb = conditions(a), conditions(b)
+    return {k: (ca.get(k), cb.get(k)) for k in sorted(ca.keys() | cb.keys()) if ca.get(k) != cb.get(k)}
+
+
+def spec_differences(stored: dict, spec: SweepSpec) -> list[str]:
+    """What a --resume changes against the sweep's stored spec, as `field: old -> new` (empty: same):
+    its grid (GRID_AXES; --devices not given means the stored ones) and its conditions."""
     now = spec.to_dict()
-    defaults_ = {**SweepSpec(name=spec.name).to_dict(), **_BEFORE_FIELD}
-    out = []
-    for key in sorted(set(now) | set(stored)):
-        if key in RESUMABLE_CHANGES:
-            continue
-        old = stored.get(key, defaults_.get(key))
-        if old != now.get(key):
-            out.append(f"{key}: {old!r} -> {now.get(key)!r}")
-    return out
+    if spec.devices is None:  # resolve_devices takes the stored devices
+        del now["devices"]
+    before = _before_fields()
+    grid = {k: (stored.get(k, before.get(k)), now[k]) for k in GRID_AXES if k in now}
+    changed = {k: v for k, v in grid.items() if v[0] != v[1]} | condition_differences(stored, now)
+    return [f"{key}: {old!r} -> {new!r}" for key, (old, new) in sorted(changed.items())]
+
+
+def resolve_devices(spec: SweepSpec, nodes: list[dict], echo: Callable[[str], None]) -> SweepSpec:
+    """The spec with its devices settled, once the Ray nodes (cluster.alive_nodes) are known. Without
+    --devices: on --resume the devices the sweep's spec.json holds, else cpu, plus gpu when a node has a
+    GPU in Ray's books; said in one line, so the user knows what ran. Given devices stay as they are (a gpu
+    no node has is refused later, by the placement check)."""
+    if spec.devices is not None:
+        return spec
+    if spec.resume:
+        stored_file = spec.results_dir / "spec.json"
+        stored = json.loads(stored_file.read_text(encoding="utf-8"))["spec"]  # _reopen checked it reads
+        if not isinstance(stored.get("devices"), list) or not stored["devices"]:
+            raise SpecError(f"--resume: {stored_file} names no devices; give --devices as the sweep ran")
+        devices = tuple(stored["devices"])
+        why = f"as {stored_file} has them"
+    else:
+        gpus = sum(float(n["resources"].get("GPU", 0)) for n in nodes)
+        where = "this machine" if spec.cluster is None else "the cluster"
+        devices = (Device.cpu.value, Device.gpu.value) if gpus else (Device.cpu.value,)
+        why = f"{gpus:g} GPU(s) on {where}" if gpus else f"no GPU on {where}"
+    echo(f"benchctl: --devices not given: running {','.join(devices)} ({why})")
+    return dataclasses.replace(spec, devices=devices)

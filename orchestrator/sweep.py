@@ -42,8 +42,9 @@ from orchestrator.matrix import (
 from orchestrator.matrix import unplaceable as find_unplaceable
 from orchestrator.netns import private_network
 from orchestrator.provenance import driver_provenance
+from orchestrator.relayfs import start_store, storage_filesystem
 from orchestrator.results import ResultsError, progress, write_json_atomic
-from orchestrator.spec import SpecError, SweepSpec, spec_differences
+from orchestrator.spec import SpecError, SweepSpec, resolve_devices, spec_differences
 from trainables.config import TrialConfig
 from trainables.data import DatasetUnavailable, check_available
 
@@ -152,6 +153,7 @@ def run_sweep(spec: SweepSpec, echo: Callable[[str], None] = print) -> SweepOutc
             # signal): take SIGTERM back so that it ends the sweep like Ctrl-C, with exit 130
             _sigterm_as_interrupt()
             nodes = cluster.alive_nodes()
+            spec = resolve_devices(spec, nodes, echo)  # no --devices: those the nodes have (spec.json's)
             alloc = resolve_allotment(spec, [int(n["resources"].get("CPU", 0)) for n in nodes])
             classes = None
             if spec.per_class:

@@ -109,7 +109,9 @@ def test_unfinished_trials_are_planned_ones_without_an_ok_attempt(tmp_path):
     (other / "spec.json").write_text(json.dumps({"spec": {**SPEC, "name": "other", "models": ["resnet18"]}}))
     assert unfinished_trials(tmp_path, trials, [tmp_path, other]) == [r0]  # grid keys may differ
     (other / "spec.json").write_text(json.dumps({"spec": {**SPEC, "name": "other", "epochs": 9}}))
-    assert unfinished_trials(tmp_path, trials, [other]) == [r0]  # SPEC has no epochs: not held against it
+    assert unfinished_trials(tmp_path, trials, [other]) == [r0, r1]  # SPEC has no epochs: the default, 10
+    (other / "spec.json").write_text(json.dumps({"spec": {**SPEC, "name": "other", "epochs": 10}}))
+    assert unfinished_trials(tmp_path, trials, [other]) == [r0]  # read as --resume reads it: the same
     (tmp_path / "spec.json").write_text(json.dumps({"spec": {**SPEC, "epochs": 3}}))
     assert unfinished_trials(tmp_path, trials, [other]) == [r0, r1]  # 3 epochs planned, 9 run: still missing
     own = pd.concat(

@@ -1,23 +1,29 @@
+import json
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from orchestrator.presets import PRESETS, Preset, preset_fields
 from orchestrator.spec import (
     SpecError,
     SweepSpec,
     TrialProcess,
+    condition_differences,
+    conditions,
     parse_choices,
     parse_csv,
     parse_ints,
+    resolve_devices,
     spec_differences,
 )
-from trainables.config import Device, Pipeline
+from trainables.config import Device, Pipeline, Precision
 
 
-def test_defaults_are_the_papers_matrix():
+def test_defaults_are_the_papers_matrix_on_the_devices_the_nodes_have():
     spec = SweepSpec(name="x")
     assert spec.models == ("simple_cnn", "resnet18", "resnet50")
-    assert spec.devices == (Device.cpu, Device.gpu) and spec.epochs == 10 and spec.batch_sizes == (128,)
+    assert spec.devices is None and spec.epochs == 10 and spec.batch_sizes == (128,)  # None: resolve_devices
 
 
 def test_library_callers_may_pass_strings():
@@ -85,3 +91,73 @@ def test_a_spec_stored_before_trial_process_existed_reads_as_inline():
     assert spec_differences(stored, spec) == ["trial_process: 'inline' -> 'child'"]
     assert spec_differences(stored, SweepSpec(name="x", trial_process="inline")) == []
     assert spec_differences(spec.to_dict(), spec) == []
+
+
+# ---- issue 14: devices resolved from the nodes, one comparison of conditions, presets ---------------
+
+CPU_NODE = {"host": "a", "resources": {"CPU": 8.0}}
+GPU_NODE = {"host": "b", "resources": {"CPU": 16.0, "GPU": 2.0}}
+
+
+def test_without_devices_a_sweep_runs_what_the_nodes_have_and_says_so():
+    said = []
+    cpu_only = resolve_devices(SweepSpec(name="x"), [CPU_NODE], said.append)
+    assert cpu_only.devices == (Device.cpu,) and cpu_only.to_dict()["devices"] == ["cpu"]
+    assert said == ["benchctl: --devices not given: running cpu (no GPU on this machine)"]
+    both = resolve_devices(SweepSpec(name="x", cluster="lab.yaml"), [CPU_NODE, GPU_NODE], said.append)
+    assert both.devices == (Device.cpu, Device.gpu)
+    assert said[-1] == "benchctl: --devices not given: running cpu,gpu (2 GPU(s) on the cluster)"
+    asked = SweepSpec(name="x", devices=("gpu",))
+    assert resolve_devices(asked, [CPU_NODE], said.append) is asked and len(said) == 2  # given: untouched
+
+
+def test_a_resume_without_devices_runs_the_stored_ones(tmp_path):
+    stored = SweepSpec(name="k", out=tmp_path, devices=("cpu", "gpu"))
+    (tmp_path / "k").mkdir()
+    (tmp_path / "k" / "spec.json").write_text(json.dumps({"spec": stored.to_dict()}))
+    again = SweepSpec(name="k", out=tmp_path, resume=True)
+    assert spec_differences(stored.to_dict(), again) == []  # not given: not a change
+    said = []
+    resolved = resolve_devices(again, [CPU_NODE], said.append)  # this machine has no GPU: still the stored
+    assert resolved.devices == (Device.cpu, Device.gpu) and "as " in said[0] and "spec.json" in said[0]
+    assert spec_differences(stored.to_dict(), SweepSpec(name="k", devices=("cpu",))) == [
+        "devices: ['cpu', 'gpu'] -> ['cpu']"
+    ]
+
+
+def test_one_comparison_of_conditions_reads_a_missing_key_as_before_the_field_existed():
+    spec = SweepSpec(name="a", devices=("cpu",))
+    old = {k: v for k, v in spec.to_dict().items() if k not in ("trial_process", "epochs")}
+    # no epochs stored: the default (10); no trial_process: inline, what benchctl did before it existed
+    assert condition_differences(old, spec.to_dict()) == {"trial_process": ("inline", "child")}
+    assert condition_differences(old, {**spec.to_dict(), "epochs": 3}) == {
+        "epochs": (10, 3),
+        "trial_process": ("inline", "child"),
+    }
+    # grid axes and what a --resume may change (name, cluster, preset, ...) are not conditions
+    other = {**spec.to_dict(), "name": "b", "models": ["resnet18"], "repeats": 3, "preset": "paper"}
+    assert condition_differences(spec.to_dict(), other) == {}
+    assert "epochs" in conditions({}) and "models" not in conditions({}) and "name" not in conditions({})
+    # resume reads the same way: the spec_differences of a missing key is its condition difference
+    assert spec_differences(old, spec) == ["trial_process: 'inline' -> 'child'"]
+
+
+def test_preset_is_a_label_that_old_specs_resume_without():
+    spec = SweepSpec(name="x", devices=("cpu",), preset="paper")
+    assert spec.preset is Preset.paper and spec.to_dict()["preset"] == "paper"
+    stored = {k: v for k, v in spec.to_dict().items() if k != "preset"}  # written before --preset existed
+    assert spec_differences(stored, spec) == []
+    with pytest.raises(SpecError, match="--preset: 'quick' is not one of paper"):
+        SweepSpec(name="x", preset="quick")
+
+
+def test_the_paper_preset_is_the_papers_study():
+    spec = SweepSpec(name="x", preset="paper", **preset_fields(Preset.paper))
+    assert spec.dataset == "cifar10" and spec.models == ("simple_cnn", "resnet18", "resnet50")
+    assert spec.devices == (Device.cpu, Device.gpu) and spec.batch_sizes == (128,)
+    assert spec.pipelines == (Pipeline.loader,) and spec.precisions == (Precision.fp32,)
+    assert spec.epochs == 10 and spec.max_steps is None and spec.max_eval_steps is None
+    # an option the user gave (by its sweep parameter name) is left to the user
+    assert set(preset_fields("paper", given={"batch_size", "dataset"})) == set(
+        PRESETS[Preset.paper].settings
+    ) - {"batch_sizes", "dataset"}

@@ -2,6 +2,7 @@
 
 benchctl report results/s1                 # writes results/s1/report/ (report.md, report.html, figures/)
 benchctl report results/a results/b --out cmp/
+benchctl report results/a results/b --pool   # sweeps run under different conditions (epochs, data...)
 benchctl report results/s1 --format html   # only the self-contained report.html (and figures/)
 benchctl report results/s1 --json | jq '.[] | {model, speedup}'
 """
@@ -33,14 +34,25 @@ def report(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the speedup table as JSON (files are still written).")
     ] = False,
+    pool: Annotated[
+        bool,
+        typer.Option(
+            help="Pool sweeps run under different conditions (epochs, step caps, data set, sizes, ...) into "
+            "one table; without it they are refused. The report says what was pooled."
+        ),
+    ] = False,
 ) -> None:
     """Turn sweep results into a speedup table, report.md / report.html and figures."""
     chosen = parse_choices(formats, ReportFormat, "--format")  # one-line error, exit 2, before any reading
     out_dir = out or results[0] / "report"
-    built = build_report(results, out_dir, formats=chosen)
+    built = build_report(results, out_dir, formats=chosen, pool=pool)
     if as_json:
         typer.echo(table_json(built.table))  # stdout holds only the JSON
+        if built.pooled:
+            typer.echo(f"benchctl: {built.pooled}", err=True)
         return
     typer.echo(built.terminal_text)
+    if built.pooled:
+        typer.echo(f"\n{built.pooled}")
     docs = " and ".join(str(p) for p in built.paths if p.parent == out_dir)
     typer.echo(f"\nwrote {docs} and {out_dir / 'figures'}/")

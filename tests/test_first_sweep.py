@@ -1,0 +1,76 @@
+"""The README's first sweep, and --devices left to the machine: real Ray (local), real training, real CLI.
+
+Without --devices a sweep runs the devices the Ray nodes have and says so; spec.json keeps the devices
+that ran, and a --resume without --devices runs those.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from orchestrator.cli import app
+from orchestrator.results import read_results, write_json_atomic
+from orchestrator.spec import SweepSpec
+
+runner = CliRunner()
+# the README's first sweep line, capped so that it takes seconds (2 steps an epoch, one small model)
+README_SWEEP = ["sweep", "--dataset", "synthetic", "--epochs", "2"]
+CAPS = ["--max-steps", "2", "--train-size", "256", "--test-size", "128", "--models", "simple_cnn"]
+HAS_GPU = torch.cuda.is_available()
+
+
+def stored_spec(results_dir) -> dict:
+    return json.loads((results_dir / "spec.json").read_text())["spec"]
+
+
+def test_the_readme_first_sweep_runs_on_this_machine_and_says_which_devices(tmp_path):
+    result = runner.invoke(app, [*README_SWEEP, *CAPS, "--out", str(tmp_path), "--name", "first"])
+    assert result.exit_code == 0, result.output + str(result.exception)
+    devices = ["cpu", "gpu"] if HAS_GPU else ["cpu"]
+    said = "benchctl: --devices not given: running " + ",".join(devices)
+    assert said + (" (" if HAS_GPU else " (no GPU on this machine)") in result.output
+    assert stored_spec(tmp_path / "first")["devices"] == devices  # what ran, for --resume and report
+    epochs, trials = read_results(tmp_path / "first")
+    assert sorted(trials.device) == devices and (trials.status == "ok").all()
+    assert len(epochs) == 2 * len(devices)
+
+    again = runner.invoke(app, [*README_SWEEP, *CAPS, "--out", str(tmp_path), "--name", "first", "--resume"])
+    assert again.exit_code == 0, again.output
+    assert f"as {tmp_path / 'first' / 'spec.json'} has them" in again.output
+    assert f"{len(devices)} trials complete, 0 to run" in again.output
+
+
+@pytest.mark.skipif(HAS_GPU, reason="needs a machine without GPUs")
+def test_a_resume_without_devices_runs_the_stored_ones_even_where_they_cannot_run(tmp_path):
+    # the sweep was started where a GPU was; resumed here without --devices it still asks for gpu cells,
+    # and this machine has none: refused up front, as an explicit --devices gpu is
+    spec = SweepSpec(name="k", out=tmp_path, models=("simple_cnn",), devices=("cpu", "gpu"), epochs=2)
+    write_json_atomic({"spec": spec.to_dict(), "provenance": {}}, tmp_path / "k" / "spec.json")
+    args = ["sweep", "--models", "simple_cnn", "--epochs", "2", "--out", str(tmp_path), "--name", "k"]
+    result = runner.invoke(app, [*args, "--resume"])
+    assert result.exit_code == 2, result.output
+    assert "--devices not given: running cpu,gpu (as " in result.output
+    assert result.stderr.strip().startswith("benchctl: error: gpu cells need 1 GPU")
+    assert stored_spec(tmp_path / "k")["devices"] == ["cpu", "gpu"]  # untouched
+    assert not list((tmp_path / "k").glob("resume-*.json"))
+
+
+def test_a_preset_sweep_records_the_preset_and_the_options_in_effect(tmp_path):
+    overrides = ["--dataset", "synthetic", "--devices", "cpu", "--epochs", "2", *CAPS]
+    result = runner.invoke(
+        app, ["sweep", "--preset", "paper", *overrides, "--out", str(tmp_path), "--name", "p"]
+    )
+    assert result.exit_code == 0, result.output + str(result.exception)
+    spec = stored_spec(tmp_path / "p")
+    assert spec["preset"] == "paper"
+    # given on the command line: those; the rest: the preset's
+    assert spec["dataset"] == "synthetic" and spec["devices"] == ["cpu"] and spec["epochs"] == 2
+    assert spec["models"] == ["simple_cnn"] and spec["max_steps"] == 2
+    assert spec["batch_sizes"] == [128] and spec["pipelines"] == ["loader"] and spec["precisions"] == ["fp32"]
+    assert spec["max_eval_steps"] is None
+    _, trials = read_results(tmp_path / "p")
+    assert trials.batch_size.tolist() == [128] and (trials.status == "ok").all()
