@@ -4,6 +4,7 @@
     benchctl report results/<name>
     benchctl models
     benchctl cluster status --cluster cluster/lab.yaml
+    benchctl cache list                                 # data sets built once per machine; cache clean
 
 Commands only parse options, build the spec and call library code. A BenchctlError becomes one
 line on stderr and its exit code (2: bad input, 1: failure while running); Ctrl-C exits 130.
@@ -89,7 +90,7 @@ def user_errors(fn):
 
 
 def _register() -> None:
-    from orchestrator.commands import cluster, models, report, sweep
+    from orchestrator.commands import cache, cluster, models, report, sweep
 
     app.command("sweep")(user_errors(sweep.sweep))
     app.command("report")(user_errors(report.report))
@@ -97,6 +98,9 @@ def _register() -> None:
     for command in cluster.app.registered_commands:  # wrap each before it is bound
         command.callback = user_errors(command.callback)
     app.add_typer(cluster.app, name="cluster")
+    for command in cache.app.registered_commands:
+        command.callback = user_errors(command.callback)
+    app.add_typer(cache.app, name="cache")
 
 
 _register()
