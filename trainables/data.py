@@ -6,7 +6,8 @@
 
 Data sets: `synthetic` (CIFAR-shaped, learnable, deterministic by seed), `cifar10` (torchvision,
 downloaded into the data dir when online), `folder:PATH` (torchvision ImageFolder with train/ and
-test/ subfolders, resized once to 32x32).
+test/ subfolders, resized once to 32x32). A node builds each data set once: later trials read it
+from its data cache (trainables/datacache.py).
 
 Pipelines: `loader` is the paper's: per-sample random crop + flip + normalize in a torch
 DataLoader with worker processes, batches copied to the device (pinned, non-blocking on CUDA).
@@ -16,15 +17,18 @@ there, batched, so the host is out of the loop.
 
 from __future__ import annotations
 
+import functools
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader, Dataset, RandomSampler
 from torchvision.transforms import v2
 
 from trainables.config import CROP_PADDING, EVAL_BATCH_SIZE, IMAGE_SIZE, NUM_CLASSES, Pipeline, TrialConfig
+from trainables.datacache import cached_arrays, fingerprint
 
 # CIFAR-10's per-channel statistics; used for every data set so the pipelines cost the same.
 MEAN = (0.4914, 0.4822, 0.4465)
@@ -144,13 +148,71 @@ def check_available(cfg: TrialConfig) -> None:
                 raise DatasetUnavailable(f"dataset folder {root / sub}: {exc}") from None
 
 
-def load_arrays(cfg: TrialConfig) -> Arrays:
+# Bump when synthetic_arrays draws other images, or folder_arrays decodes or resizes differently:
+# each is part of its data sets' key in the data cache, so entries built by the old code go unused.
+SYNTHETIC_VERSION = 1
+DECODE_VERSION = 1
+
+
+def _folder_root(cfg: TrialConfig) -> Path:
+    return Path(cfg.dataset.removeprefix("folder:")).expanduser()
+
+
+def dataset_identity(cfg: TrialConfig) -> dict:
+    """What `cfg`'s arrays depend on: their key in the data cache (trainables/datacache.py). For
+    files, their listing (paths, sizes, mtimes), so that a changed set is decoded again."""
     if cfg.dataset == "synthetic":
-        return synthetic_arrays(cfg.train_size, cfg.test_size, cfg.seed)
+        return {
+            "dataset": "synthetic",
+            "generator": SYNTHETIC_VERSION,
+            "torch": torch.__version__,  # its random streams and bicubic kernel make the images
+            "train_size": cfg.train_size,
+            "test_size": cfg.test_size,
+            "seed": cfg.seed,
+        }
     if cfg.dataset == "cifar10":
-        return cifar10_arrays(cfg.resolved_data_dir())
-    check_available(cfg)  # the folder's layout, with a message saying what is missing
-    return folder_arrays(Path(cfg.dataset.removeprefix("folder:")).expanduser())
+        from torchvision.datasets import CIFAR10
+
+        files = cfg.resolved_data_dir().resolve() / CIFAR10.base_folder
+        count, digest = fingerprint(files)
+        return {"dataset": "cifar10", "path": str(files), "files": count, "fingerprint": digest}
+    import PIL
+    import torchvision
+
+    root = _folder_root(cfg).resolve()
+    count, digest = fingerprint(root / "train", root / "test")
+    return {
+        "dataset": "folder",
+        "path": str(root),
+        "files": count,
+        "fingerprint": digest,
+        "decoder": DECODE_VERSION,
+        "torchvision": torchvision.__version__,  # the decoder and the resize kernel
+        "pillow": PIL.__version__,
+    }
+
+
+def load_arrays(cfg: TrialConfig, info: dict | None = None) -> Arrays:
+    """The trial's data set, read from this node's data cache when a trial built it before. With
+    `info`, notes there `data_cache` (hit, miss or off: datacache.CacheUse) and `data_s_load` (seconds,
+    listing the files and any download included)."""
+    started = time.perf_counter()
+    if cfg.dataset == "synthetic":
+        build = functools.partial(synthetic_arrays, cfg.train_size, cfg.test_size, cfg.seed)
+    elif cfg.dataset == "cifar10":
+        from torchvision.datasets import CIFAR10
+
+        if not (cfg.resolved_data_dir() / CIFAR10.base_folder).is_dir():
+            check_available(cfg)  # download first: the key fingerprints the files the arrays come from
+        build = functools.partial(cifar10_arrays, cfg.resolved_data_dir())
+    else:
+        check_available(cfg)  # the folder's layout, with a message saying what is missing
+        build = functools.partial(folder_arrays, _folder_root(cfg))
+    arrays, use = cached_arrays(dataset_identity(cfg), build)
+    if info is not None:
+        info["data_cache"] = use.value
+        info["data_s_load"] = time.perf_counter() - started
+    return arrays
 
 
 # ---- pipelines ------------------------------------------------------------------------------
@@ -180,18 +242,29 @@ class LoaderSource:
     def __init__(self, x, y, cfg: TrialConfig, device: torch.device, train: bool) -> None:
         batch = cfg.batch_size if train else EVAL_BATCH_SIZE
         self.device = device
+        dataset = _ArrayDataset(x, y, _per_sample_transform(train))
+        # Two generators: the sampler's is the data order, drawn once per epoch, so its state after an
+        # epoch is all a checkpoint needs to repeat the next one; the loader's seeds the worker
+        # processes once, when they start (persistent workers), and would otherwise shift the order.
+        self.order = torch.Generator().manual_seed(cfg.seed + cfg.repeat)
         self.loader = DataLoader(
-            _ArrayDataset(x, y, _per_sample_transform(train)),
+            dataset,
             batch_size=batch,
-            shuffle=train,
+            sampler=RandomSampler(dataset, generator=self.order) if train else None,
             num_workers=cfg.data_workers,
             pin_memory=device.type == "cuda",
             persistent_workers=cfg.data_workers > 0,  # worker start-up belongs to warm-up only
-            generator=torch.Generator().manual_seed(cfg.seed + cfg.repeat),
+            generator=torch.Generator().manual_seed(cfg.seed + cfg.repeat + 1),
         )
 
     def __len__(self) -> int:
         return len(self.loader)
+
+    def rng_state(self) -> torch.Tensor:
+        return self.order.get_state()
+
+    def set_rng_state(self, state: torch.Tensor) -> None:
+        self.order.set_state(state)
 
     def __iter__(self):
         for xb, yb in self.loader:
@@ -211,6 +284,12 @@ class ResidentSource:
 
     def __len__(self) -> int:
         return -(-len(self.y) // self.batch)
+
+    def rng_state(self) -> torch.Tensor:
+        return self.gen.get_state()
+
+    def set_rng_state(self, state: torch.Tensor) -> None:
+        self.gen.set_state(state)
 
     def _augment(self, x: torch.Tensor) -> torch.Tensor:
         """Random 32x32 crop of the zero-padded image and a random horizontal flip, per sample."""
