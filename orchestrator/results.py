@@ -19,7 +19,7 @@ import json
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -30,7 +30,8 @@ from orchestrator.errors import BenchctlError
 from orchestrator.spec import condition_differences, conditions
 
 # 2 added hw_class, node_id and the trials' placement columns; 3 trial_process; 4 host_busy/steal_pct;
-# 5 epochs written as they arrive (status "partial"), restored, checkpoint_s/_mb and the trials' checkpoint
+# 5 epochs written as they arrive (status "partial"), restored, checkpoint_s/_mb, the trials' checkpoint
+# and data_cache/data_s_load
 SCHEMA_VERSION = "5"
 READABLE_VERSIONS = ("1", "2", "3", "4", "5")  # older files lack newer columns; they read as null
 _META_VERSION = b"benchctl.schema_version"
@@ -66,6 +67,7 @@ EPOCH_SCHEMA = pa.schema(
     + [
         ("epoch", pa.int32()),
         ("warmup", pa.bool_()),
+        ("restored", pa.bool_()),  # the first epoch after a restore from a checkpoint (schema 5)
         ("epoch_s", pa.float64()),  # full-epoch training seconds (extrapolated when capped)
         ("measured_s", pa.float64()),  # training seconds actually measured
         ("data_s", pa.float64()),
@@ -86,6 +88,8 @@ EPOCH_SCHEMA = pa.schema(
         ("cpu_energy_j", pa.float64()),  # RAPL, all CPU packages, full epoch; null if unreadable
         ("host_busy_pct", pa.float64()),  # all host CPUs busy over the measured window, % (schema 4)
         ("host_steal_pct", pa.float64()),  # of that time, % the hypervisor took (VMs; schema 4)
+        ("checkpoint_s", pa.float64()),  # writing the epoch's checkpoint, outside epoch_s (schema 5)
+        ("checkpoint_mb", pa.float64()),  # its size, MiB (schema 5)
     ]
 )
 
@@ -95,7 +99,7 @@ EPOCH_METRICS = tuple(EPOCH_SCHEMA.names[len(_IDENTITY) :])
 TRIAL_SCHEMA = pa.schema(
     _IDENTITY
     + [
-        ("status", pa.string()),  # ok | error
+        ("status", pa.string()),  # ok | error | partial (the attempt had not ended when last written)
         ("error", pa.string()),
         ("epochs_planned", pa.int32()),
         ("epochs_done", pa.int32()),
@@ -124,6 +128,11 @@ TRIAL_SCHEMA = pa.schema(
         ("cpu_affinity", pa.string()),  # cores it was pinned to, e.g. "0-3" (partitioned; schema 2)
         ("overlapped_with", pa.string()),  # other trials on its host while it ran, comma list (schema 2)
         ("trial_process", pa.string()),  # child (a fresh process under the Ray trial) or inline (schema 3)
+        ("restored_from_epoch", pa.int32()),  # epochs the attempt took over from a checkpoint (schema 5)
+        ("checkpoint", pa.string()),  # its latest persisted checkpoint, relative to the sweep (schema 5)
+        ("checkpoint_epoch", pa.int32()),  # the epoch that checkpoint was taken after (schema 5)
+        ("data_cache", pa.string()),  # hit | miss | off: the node's data cache (trainables/datacache.py)
+        ("data_s_load", pa.float64()),  # seconds to get the data set, outside every epoch (schema 5)
         ("energy_notes", pa.string()),  # why an energy column is null, if it is
         ("config_json", pa.string()),  # the whole TrialConfig
     ]
@@ -222,6 +231,8 @@ class Progress:
     done: frozenset[str]  # benchctl trial ids with a successful attempt
     attempts: dict[str, int]  # highest attempt number on disk per trial id
     orphans: tuple[Path, ...]  # epochs files whose attempt has no trials row (driver killed between)
+    # unfinished trial id -> (absolute path of its latest checkpoint on this machine, epoch it follows)
+    checkpoints: dict[str, tuple[str, int]] = field(default_factory=dict)
 
 
 def _attempt_of(path: Path) -> int:
@@ -340,10 +351,26 @@ def progress(results_dir: Path) -> Progress:
         attempts[trial] = max(attempts.get(trial, 0), int(attempt))
     recorded = {file_key(t, int(a)) for t, a in zip(trials.trial, trials.attempt, strict=True)}
     orphans = tuple(f for f in sorted((results_dir / "epochs").glob("*.parquet")) if f.stem not in recorded)
-    # an orphan's attempt number stays taken: the retry gets the next one
-    by_key = {file_key(t, 0).removesuffix("-a0"): t for t in attempts}
-    for f in orphans:
-        trial = by_key.get(f.stem.rpartition("-a")[0])
-        if trial is not None:
-            attempts[trial] = max(attempts[trial], _attempt_of(f))
-    return Progress(done=frozenset(ok.trial), attempts=attempts, orphans=orphans)
+    for f in orphans:  # an orphan's attempt number stays taken: the retry gets the next one
+        for trial in set(_read_one(f, "epochs").column("trial").to_pylist()):
+            attempts[trial] = max(attempts.get(trial, 0), _attempt_of(f))
+    return Progress(
+        done=frozenset(ok.trial),
+        attempts=attempts,
+        orphans=orphans,
+        checkpoints=_checkpoints(results_dir, trials),
+    )
+
+
+def _checkpoints(results_dir: Path, trials: pd.DataFrame) -> dict[str, tuple[str, int]]:
+    """Per unfinished trial, the latest checkpoint its attempts left that is still on disk."""
+    if "checkpoint" not in trials or trials.empty:
+        return {}
+    done = set(trials.loc[trials.status == "ok", "trial"])
+    out: dict[str, tuple[str, int]] = {}
+    rows = trials[trials.checkpoint.notna() & ~trials.trial.isin(done)]
+    for r in rows.sort_values(["checkpoint_epoch", "attempt"]).itertuples():
+        path = results_dir.resolve() / r.checkpoint  # an absolute path stays as it is
+        if path.is_dir():
+            out[r.trial] = (str(path), int(r.checkpoint_epoch))
+    return out

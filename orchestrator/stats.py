@@ -65,15 +65,32 @@ PAPER_POINTS = [
 
 
 def ok_epochs(epochs: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFrame:
-    """Epoch rows minus those of attempts the trials table marks status == "error", deduplicated on
-    (sweep, trial, attempt, epoch) so a results dir passed twice is not counted twice. Each row gains
-    its attempt's `overlapped_with` (other trials on its host meanwhile; null if none or not recorded)."""
-    out = epochs
+    """The epochs of finished trials, one row per (sweep, trial, epoch).
+
+    A trial is finished when one of its attempts has status "ok". Its epochs are, per epoch number, the
+    row of the latest attempt up to that one which has it: an attempt that continued from a checkpoint
+    adds the epochs it took over from the attempt before it, while a retry that started again from
+    epoch 1 replaces them all. Each row keeps the attempt that measured it in `from_attempt`, and
+    `attempt` becomes the finishing attempt's, so one run stays one run. Trials whose attempts are
+    all "partial" (cut off) or "error" are left out; rows of trials the trials table does not know at
+    all are kept as they are. A results dir passed twice is not counted twice. Each row gains its
+    finishing attempt's `overlapped_with` (other trials on its host meanwhile; null if none)."""
+    out = epochs.assign(from_attempt=epochs["attempt"]) if "attempt" in epochs else epochs
     if not trials.empty and not epochs.empty:
-        bad = trials.loc[trials["status"] == "error", RUN].drop_duplicates()
-        if not bad.empty:
-            marked = out.merge(bad.assign(_bad=True), on=RUN, how="left")
-            out = out[marked["_bad"].isna().to_numpy()]
+        final = (
+            trials.loc[trials["status"] == "ok"].groupby(["sweep", "trial"])["attempt"].max().rename("_final")
+        )
+        known = trials[["sweep", "trial"]].drop_duplicates().assign(_known=True)
+        marked = out.merge(known, on=["sweep", "trial"], how="left").merge(
+            final.reset_index(), on=["sweep", "trial"], how="left"
+        )
+        keep = marked["_known"].isna() | (marked["attempt"] <= marked["_final"])
+        marked = marked[keep.to_numpy()]
+        final_attempt = marked["_final"].fillna(marked["attempt"]).astype(out["attempt"].dtype)
+        marked = marked.assign(attempt=final_attempt)
+        marked = marked.sort_values("from_attempt", kind="stable")
+        out = marked.drop(columns=["_known", "_final"])
+        out = out.drop_duplicates(subset=RUN + ["epoch"], keep="last").sort_values(RUN + ["epoch"])
         if "overlapped_with" in trials and "overlapped_with" not in out:
             overlap = trials[RUN + ["overlapped_with"]].drop_duplicates(subset=RUN)
             out = out.merge(overlap, on=RUN, how="left")

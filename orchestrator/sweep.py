@@ -36,6 +36,7 @@ from orchestrator.matrix import (
     expand,
     param_space,
     resolve_allotment,
+    trial_config,
     trial_request,
     trial_resources,
 )
@@ -122,7 +123,8 @@ def run_sweep(spec: SweepSpec, echo: Callable[[str], None] = print) -> SweepOutc
     import ray
     from ray import tune
 
-    from orchestrator.tune_glue import Progress, ResultsWriter, tune_trial
+    from orchestrator.progress import Progress
+    from orchestrator.tune_glue import ResultsWriter, tune_trial
 
     try:  # the data set is shared by every cell, so any cell's config can check it
         check_available(TrialConfig(model=spec.models[0], **spec.trial_template()))
@@ -176,11 +178,11 @@ def run_sweep(spec: SweepSpec, echo: Callable[[str], None] = print) -> SweepOutc
         if address and cluster.auth_required(address) is False:
             echo(cluster.NO_AUTH_WARNING.format(address=address))
         if done is not None:
-            for orphan in done.orphans:
-                orphan.unlink()
+            to_run = {trial_config(c).trial_id for c in configs}
+            carried = to_run & set(done.checkpoints) if spec.checkpoint else set()
             echo(
                 f"benchctl: resuming {results_dir}: {len(done.done)} trials complete, {len(configs)} to run"
-                + (f", {len(done.orphans)} unfinished epochs files removed" if done.orphans else "")
+                + (f", {len(carried)} continuing from their checkpoints" if carried else "")
             )
             if not configs:
                 return SweepOutcome(results_dir=results_dir, trials=0, failed=0, files=[])
@@ -203,21 +205,33 @@ def run_sweep(spec: SweepSpec, echo: Callable[[str], None] = print) -> SweepOutc
                 {"spec": spec.to_dict(), "provenance": provenance}, results_dir / f"resume-{runs}.json"
             )
         writer = ResultsWriter(results_dir, provenance, done.attempts if done else None, nodes)
-        progress = Progress(total=len(configs))
+        progress = Progress(configs)
         run_name = spec.name if done is None else f"{spec.name}-resume-{time.strftime('%Y%m%d-%H%M%S')}"
+        space = param_space(spec, alloc, skip, classes)
+        space["checkpoint"] = spec.checkpoint
+        # a --resume continues each unfinished trial from the latest checkpoint an earlier run left
+        carry_on = done is not None and spec.checkpoint
+        space["restore"] = {t: path for t, (path, _) in done.checkpoints.items()} if carry_on else {}
+        # On a cluster, Tune's storage is this node's disk reached through a Ray actor (relayfs.py says why)
+        space["store"] = f"benchctl-store-{spec.name}" if spec.cluster is not None else None
+        store = start_store(space["store"]) if space["store"] else None  # lives as long as this handle
         tuner = tune.Tuner(
             tune.with_resources(tune_trial, resources=trial_request),
-            param_space=param_space(spec, alloc, skip, classes),
+            param_space=space,
             tune_config=tune.TuneConfig(reuse_actors=False),
             run_config=tune.RunConfig(
                 name=run_name,
                 storage_path=str((results_dir / ".tune").resolve()),
+                storage_filesystem=storage_filesystem(space["store"]) if space["store"] else None,
                 callbacks=[writer, progress],
                 failure_config=tune.FailureConfig(max_failures=spec.max_failures),
+                checkpoint_config=tune.CheckpointConfig(num_to_keep=1),
                 verbose=0,
             ),
         )
-        grid = tuner.fit()
+        with progress.running():  # the trials' phase board is up and the live display on meanwhile
+            grid = tuner.fit()
+        del store
     finally:
         ray.shutdown()
         isolation.close()

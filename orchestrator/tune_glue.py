@@ -6,15 +6,13 @@ The trial's strings (host, device name, versions) travel once, in the first repo
 attribute (`benchctl_info`); every other reported value is a flat number.
 
 `ResultsWriter` runs on the driver and writes the Parquet files as results arrive, so no shared
-filesystem is needed. `Progress` is the single progress line the user sees.
+filesystem is needed.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import sys
-import time
 from collections import Counter, defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
@@ -29,20 +27,25 @@ INFO_KEY = "benchctl_info"
 
 
 def tune_trial(config: dict) -> None:
-    import contextlib
+    import shutil
+    import tempfile
 
     import ray
     from ray import tune
 
+    from orchestrator.phases import post_phase
     from trainables.affinity import CoreBook, format_cores
     from trainables.isolated import run_isolated
 
+    cfg = trial_config(config)
     sent_info = False
     placement = {
         "placement": config.get("placement"),
         "cpu_share": trial_resources(config)["CPU"],
         "node_id": ray.get_runtime_context().get_node_id(),
     }
+    work = Path(tempfile.mkdtemp(prefix="benchctl-ckpt-"))  # this attempt's local checkpoints
+    checkpoint_dir = work / "save" if config.get("checkpoint", True) else None
 
     def report(info: dict, row: dict) -> None:
         nonlocal sent_info
@@ -50,20 +53,56 @@ def tune_trial(config: dict) -> None:
         if not sent_info:
             metrics[INFO_KEY] = json.dumps({**info, **placement})
             sent_info = True
-        tune.report(metrics)
+        if checkpoint_dir is None or "checkpoint_mb" not in row:
+            tune.report(metrics)
+            return
+        from trainables.train import checkpoint_path
 
-    # partitioned: pin to disjoint cores before torch starts its threads and the loader its workers
-    pin = CoreBook().claim(cpus_used(config)) if pins_cpus(config) else contextlib.nullcontext()
-    with pin as cores:
-        placement["cpu_affinity"] = format_cores(cores) if cores else None
-        # child (default): the loop runs in a fresh process that inherits the pinned cores and Ray's
-        # CUDA_VISIBLE_DEVICES; this worker only relays its epochs (trainables/isolated.py says why)
-        if config.get("trial_process") == "inline":
-            from trainables.train import run_trial  # torch is imported into this process only inline
+        local = checkpoint_path(checkpoint_dir, row["epoch"])
+        # Tune copies the directory to the sweep's storage before report returns (the driver's node,
+        # through orchestrator/relayfs.py on a cluster); the local copy is then of no further use
+        tune.report(metrics, checkpoint=tune.Checkpoint.from_directory(str(local)))
+        shutil.rmtree(local, ignore_errors=True)
 
-            run_trial(trial_config(config), on_epoch=report)
-        else:
-            run_isolated(trial_config(config), on_epoch=report)
+    try:
+        restore_from = None
+        checkpoint = tune.get_checkpoint() or stored_checkpoint(config, cfg.trial_id)
+        if checkpoint is not None:  # Tune's retry of this trial, or a --resume of an earlier run's
+            post_phase(cfg.trial_id, f"fetching its checkpoint ({checkpoint.path})")
+            restore_from = Path(checkpoint.to_directory(str(work / "restore")))
+        # partitioned: pin to disjoint cores before torch starts its threads and the loader its workers
+        pin = CoreBook().claim(cpus_used(config)) if pins_cpus(config) else contextlib.nullcontext()
+        with pin as cores:
+            placement["cpu_affinity"] = format_cores(cores) if cores else None
+            # child (default): the loop runs in a fresh process that inherits the pinned cores and Ray's
+            # CUDA_VISIBLE_DEVICES; this worker only relays its epochs (trainables/isolated.py says why)
+            run = run_isolated
+            if config.get("trial_process") == "inline":
+                from trainables.train import run_trial as run  # torch comes into this process only inline
+            run(
+                cfg,
+                report,
+                checkpoint_dir=checkpoint_dir,
+                restore_from=restore_from,
+                on_phase=lambda text: post_phase(cfg.trial_id, text),
+            )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def stored_checkpoint(config: dict, trial_id: str):
+    """The checkpoint an earlier run of this sweep left for `trial_id` (a --resume), or None.
+
+    `config["restore"]` maps trial ids to paths on the sweep's storage; on a cluster the storage is the
+    driver's node, reached through orchestrator/relayfs.py."""
+    path = (config.get("restore") or {}).get(trial_id)
+    if not path:
+        return None
+    from ray import tune
+
+    from orchestrator.relayfs import storage_filesystem
+
+    return tune.Checkpoint(path=path, filesystem=storage_filesystem(config.get("store")))
 
 
 def _last_error_line(trial) -> str:
@@ -82,7 +121,12 @@ def _last_error_line(trial) -> str:
 
 
 class ResultsWriter(Callback):
-    """Buffers each trial attempt's epochs and writes one epochs file + one trials row per attempt."""
+    """Writes each trial attempt's epochs file and trials row on the driver, as the epochs arrive.
+
+    After every epoch both files of the attempt are rewritten atomically, with status "partial" until
+    the attempt ends ("ok" or "error"), so a killed driver loses at most the epoch in flight. The row
+    names the attempt's latest persisted checkpoint (relative to the results directory when it lies
+    inside it), which a `--resume` continues from."""
 
     def __init__(
         self,
@@ -96,23 +140,47 @@ class ResultsWriter(Callback):
         self.provenance = provenance
         # attempts per benchctl trial id; a --resume continues the numbering of the earlier run
         self._attempts: Counter[str] = Counter(prior_attempts or {})
+        self._attempt: dict[str, int] = {}  # Tune trial id -> the attempt it is running now
         self._rows: dict[str, list[dict]] = defaultdict(list)
         self._info: dict[str, dict] = {}
+        self._checkpoint: dict[str, tuple[str, int]] = {}  # Tune trial id -> (path, epoch)
         self._started: dict[str, datetime] = {}
         # every attempt seen: Tune trial id -> [benchctl trial id, host, start, end or None]
         self._spans: dict[str, list] = {}
         self.written: list[Path] = []
 
     def on_trial_start(self, iteration, trials, trial, **info):
-        self._started[trial.trial_id] = datetime.now(timezone.utc)
+        tid = trial.trial_id
+        self._started[tid] = datetime.now(timezone.utc)
+        self._rows.pop(tid, None)  # a retry of the same Tune trial is a new attempt
+        self._info.pop(tid, None)
+        self._checkpoint.pop(tid, None)
+        self._attempt.pop(tid, None)
+
+    def _attempt_of(self, trial) -> int:
+        tid = trial.trial_id
+        if tid not in self._attempt:
+            name = trial_config(trial.config).trial_id
+            self._attempts[name] += 1
+            self._attempt[tid] = self._attempts[name]
+        return self._attempt[tid]
 
     def on_trial_result(self, iteration, trials, trial, result, **info):
+        tid = trial.trial_id
         if INFO_KEY in result:
-            tid = trial.trial_id
             self._info[tid] = json.loads(result[INFO_KEY])
             start = self._started.get(tid, datetime.now(timezone.utc))
             self._spans[tid] = [trial_config(trial.config).trial_id, self._info[tid].get("host"), start, None]
-        self._rows[trial.trial_id].append({k: result[k] for k in EPOCH_METRICS if k in result})
+        self._rows[tid].append({k: result[k] for k in EPOCH_METRICS if k in result})
+        self._write(trial, status="partial", error=None)
+
+    def on_checkpoint(self, iteration, trials, trial, checkpoint, **info):
+        tid = trial.trial_id
+        path = Path(checkpoint.path)
+        with contextlib.suppress(ValueError):  # inside the results directory: stored relative to it
+            path = path.relative_to(self.results_dir.resolve())
+        self._checkpoint[tid] = (str(path), self._rows[tid][-1]["epoch"] if self._rows[tid] else 0)
+        self._write(trial, status="partial", error=None, epochs=False)
 
     def overlapped(self, tid: str, end: datetime) -> str | None:
         """Other trials that ran on the same host at some moment of this attempt (driver clock)."""
@@ -133,25 +201,33 @@ class ResultsWriter(Callback):
         return ",".join(others) or None
 
     def on_trial_complete(self, iteration, trials, trial, **info):
-        self._write(trial, status="ok", error=None)
+        self._end(trial, status="ok", error=None)
 
     def on_trial_recover(self, iteration, trials, trial, **info):
-        self._write(trial, status="error", error=_last_error_line(trial))  # a retry follows
+        self._end(trial, status="error", error=_last_error_line(trial))  # a retry follows
 
     def on_trial_error(self, iteration, trials, trial, **info):
-        self._write(trial, status="error", error=_last_error_line(trial))
+        self._end(trial, status="error", error=_last_error_line(trial))
 
-    def _write(self, trial, status: str, error: str | None) -> None:
+    def _end(self, trial, status: str, error: str | None) -> None:
         tid = trial.trial_id
-        cfg = trial_config(trial.config)
-        self._attempts[cfg.trial_id] += 1
-        attempt = self._attempts[cfg.trial_id]
-        info = self._info.pop(tid, {})
-        rows = self._rows.pop(tid, [])
         ended = datetime.now(timezone.utc)
-        overlapped_with = self.overlapped(tid, ended)
+        self._write(trial, status, error, ended=ended)
         if tid in self._spans:
             self._spans[tid][3] = ended
+        self._attempt.pop(tid, None)
+        self._rows.pop(tid, None)
+        self._info.pop(tid, None)
+        self._checkpoint.pop(tid, None)
+
+    def _write(
+        self, trial, status: str, error: str | None, ended: datetime | None = None, epochs: bool = True
+    ) -> None:
+        tid = trial.trial_id
+        cfg = trial_config(trial.config)
+        attempt = self._attempt_of(trial)
+        info = self._info.get(tid, {})
+        rows = self._rows.get(tid, [])
         identity = {
             "sweep": trial.config["sweep"],
             "cell": cfg.cell,
@@ -171,10 +247,12 @@ class ResultsWriter(Callback):
             or row_class(cfg.device.value, info, self.nodes.get(info.get("node_id"))),
         }
         key = file_key(cfg.trial_id, attempt)
-        if status == "ok":
-            self.written.append(
-                write_rows(self.results_dir, "epochs", key, [{**identity, **r} for r in rows])
-            )
+        # epochs first: a trials row never names epochs that are not on disk yet
+        if epochs and rows:
+            path = write_rows(self.results_dir, "epochs", key, [{**identity, **r} for r in rows])
+            if status != "partial":
+                self.written.append(path)
+        checkpoint, checkpoint_epoch = self._checkpoint.get(tid, (None, None))
         trial_row = {
             **info,
             **identity,  # the driver's view of the trial wins over same-named info keys
@@ -187,65 +265,15 @@ class ResultsWriter(Callback):
             "placement": trial.config.get("placement"),
             "trial_process": trial.config.get("trial_process", "inline"),
             "cpu_share": trial_resources(trial.config)["CPU"],
-            "overlapped_with": overlapped_with,
+            "overlapped_with": self.overlapped(tid, ended or datetime.now(timezone.utc)),
+            "checkpoint": checkpoint,
+            "checkpoint_epoch": checkpoint_epoch,
             "git_commit": self.provenance.get("git_commit"),
             "tune_trial_id": tid,
             "config_json": json.dumps(cfg.to_dict(), sort_keys=True),
         }
-        self.written.append(write_rows(self.results_dir, "trials", key, [trial_row]))
+        path = write_rows(self.results_dir, "trials", key, [trial_row])
+        if status != "partial":
+            self.written.append(path)
 
 
-class Progress(Callback):
-    """One line: cells done/total, running, failed (rewritten in place on a terminal)."""
-
-    def __init__(self, total: int) -> None:
-        self.total = total
-        self.done = self.running = self.failed = self.retried = 0
-        self._t0 = time.monotonic()
-
-    # Tune pickles its callbacks with the experiment state, so no stream is kept on the object.
-    @property
-    def stream(self):
-        return sys.stderr
-
-    @property
-    def _tty(self) -> bool:
-        return self.stream.isatty()
-
-    def line(self) -> str:
-        retried = f" · {self.retried} retried" if self.retried else ""
-        return (
-            f"benchctl: {self.done}/{self.total} trials done · {self.running} running · "
-            f"{self.failed} failed{retried} · {time.monotonic() - self._t0:.0f} s"
-        )
-
-    def _show(self) -> None:
-        if self._tty:
-            self.stream.write("\r\033[K" + self.line())
-        else:
-            self.stream.write(self.line() + "\n")
-        self.stream.flush()
-
-    def on_trial_start(self, iteration, trials, trial, **info):
-        self.running += 1
-        self._show()
-
-    def on_trial_complete(self, iteration, trials, trial, **info):
-        self.running -= 1
-        self.done += 1
-        self._show()
-
-    def on_trial_recover(self, iteration, trials, trial, **info):
-        self.running -= 1
-        self.retried += 1
-        self._show()
-
-    def on_trial_error(self, iteration, trials, trial, **info):
-        self.running -= 1
-        self.failed += 1
-        self._show()
-
-    def on_experiment_end(self, trials, **info):
-        if self._tty:
-            self.stream.write("\n")
-            self.stream.flush()

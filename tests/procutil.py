@@ -28,19 +28,37 @@ def pids_with_env(text: str) -> list[int]:
     return pids
 
 
-def sigkill_after_first_trial(proc: subprocess.Popen, results_dir: Path, timeout_s: float = 180) -> None:
-    """Wait until the sweep in `proc` has written one trial row (the next trial is running), then
-    SIGKILL it: no handler runs, as when a machine loses power or the OOM killer strikes."""
+def trial_rows(results_dir: Path) -> list[dict]:
+    """The trials rows a running sweep has written so far (each file is replaced atomically)."""
+    import pyarrow.parquet as pq
+
+    return [
+        row
+        for f in sorted((results_dir / "trials").glob("*.parquet"))
+        for row in pq.read_table(f).to_pylist()
+    ]
+
+
+def sigkill_when(proc: subprocess.Popen, results_dir: Path, ready, what: str, timeout_s: float = 180) -> list:
+    """Wait until `ready(trial rows)` is true of the sweep in `proc`, then SIGKILL it: no handler runs, as
+    when a machine loses power or the OOM killer strikes. Returns the rows that made it true."""
     try:
         deadline = time.monotonic() + timeout_s
-        while not list((results_dir / "trials").glob("*.parquet")):
-            assert proc.poll() is None, "the sweep ended before any trial finished"
-            assert time.monotonic() < deadline, f"no trial finished within {timeout_s:.0f} s"
-            time.sleep(0.2)
+        while not ready(rows := trial_rows(results_dir)):
+            assert proc.poll() is None, f"the sweep ended before {what}"
+            assert time.monotonic() < deadline, f"not {what} within {timeout_s:.0f} s"
+            time.sleep(0.1)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
+        return rows
     finally:
         proc.kill()
+
+
+def sigkill_after_first_trial(proc: subprocess.Popen, results_dir: Path, timeout_s: float = 180) -> None:
+    """SIGKILL the sweep in `proc` once one trial has finished (the next one is running)."""
+    sigkill_when(proc, results_dir, lambda rows: any(r["status"] == "ok" for r in rows), "a trial finished",
+                 timeout_s)  # fmt: skip
 
 
 def screenshot(page: Path, workdir: Path, width: int = 800, height: int = 1200):

@@ -14,11 +14,12 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from procutil import pids_with_env, sigkill_after_first_trial
+from procutil import pids_with_env, sigkill_after_first_trial, sigkill_when
 from typer.testing import CliRunner
 
 from orchestrator.cli import app
 from orchestrator.results import read_results
+from orchestrator.stats import ok_epochs
 
 runner = CliRunner()
 SWEEP = [
@@ -66,17 +67,52 @@ def test_sigkill_of_the_driver_then_resume_completes_the_set_once(tmp_path, ray_
     _, before = read_results(out / "k")
     assert 1 <= len(before) < 3
 
+    done = before[before.status == "ok"]
+    assert 1 <= len(done) < 3
+
     result = runner.invoke(app, [*SWEEP, "--out", str(out), "--name", "k", "--resume"])
     assert result.exit_code == 0, result.output
-    assert f"{len(before)} trials complete, {3 - len(before)} to run" in result.output
+    assert f"{len(done)} trials complete, {3 - len(done)} to run" in result.output
     epochs, trials = read_results(out / "k")
-    assert sorted(trials.trial) == [f"simple_cnn/cpu/bs32/loader/fp32/r{r}" for r in range(3)]
-    assert (trials.status == "ok").all() and (trials.attempt == 1).all()
-    assert len(epochs) == 3 * 2 and not epochs.duplicated(["trial", "epoch"]).any()
+    ok = trials[trials.status == "ok"]
+    assert sorted(ok.trial) == [f"simple_cnn/cpu/bs32/loader/fp32/r{r}" for r in range(3)]
+    assert set(trials.status) <= {"ok", "partial"}  # the cut attempt stays on record as partial
+    final = ok_epochs(epochs, trials)
+    assert len(final) == 3 * 2 and not final.duplicated(["trial", "epoch"]).any()
 
     again = runner.invoke(app, [*SWEEP, "--out", str(out), "--name", "k", "--resume"])
     assert again.exit_code == 0 and "3 trials complete, 0 to run" in again.output
-    assert len(read_results(out / "k")[0]) == 6
+    assert len(ok_epochs(*read_results(out / "k"))) == 6
+
+
+def test_driver_sigkilled_in_epoch_3_then_resume_continues_the_trial_from_its_checkpoint(tmp_path, ray_tmp):
+    out = tmp_path / "out"
+    args = ["sweep", "--models", "simple_cnn", "--devices", "cpu", "--epochs", "6", "--max-steps", "12",
+            "--batch-size", "32", "--train-size", "1024", "--test-size", "128", "--max-eval-steps", "1",
+            "--workers", "0", "--out", str(out), "--name", "c"]  # fmt: skip
+    proc = subprocess.Popen([sys.executable, "-m", "orchestrator", *args],
+                            env={**os.environ, "RAY_TMPDIR": ray_tmp}, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)  # fmt: skip
+    # killed as soon as epoch 2's checkpoint is on record: the trial is then in its epoch 3
+    rows = sigkill_when(proc, out / "c", lambda rows: any(r["checkpoint_epoch"] == 2 for r in rows),
+                        "epoch 2 was checkpointed")  # fmt: skip
+    epochs, trials = read_results(out / "c")
+    assert list(trials.status) == ["partial"] and 2 <= len(epochs) < 6  # finished epochs are on disk
+    cut_at = int(trials.checkpoint_epoch.iloc[0])
+    assert rows and cut_at >= 2
+
+    result = runner.invoke(app, [*args, "--resume"])
+    assert result.exit_code == 0, result.output
+    assert "0 trials complete, 1 to run, 1 continuing from their checkpoints" in result.output
+    epochs, trials = read_results(out / "c")
+    second = trials[trials.attempt == 2].iloc[0]
+    assert second.status == "ok" and second.restored_from_epoch == cut_at  # not from epoch 1
+    new = epochs[epochs.attempt == 2].sort_values("epoch")
+    assert list(new.epoch) == list(range(cut_at + 1, 7))
+    assert list(new.restored) == [True] + [False] * (5 - cut_at) and new.warmup.iloc[0]
+    final = ok_epochs(epochs, trials)
+    assert list(final.epoch) == [1, 2, 3, 4, 5, 6]  # six unique epochs, one run
+    assert final.restored.fillna(False).sum() == 1 and set(final.attempt) == {2}
 
 
 def _fake_sweep_dir(root: Path, epochs: int = 2) -> Path:

@@ -10,15 +10,19 @@ collections) into the process that launches the kernels; a launch-bound loop fee
 trial therefore only supervises: it holds the resources, pins the cores (the child inherits the
 affinity, CUDA_VISIBLE_DEVICES and the environment) and relays each epoch with `tune.report`.
 
-Protocol: the parent writes the TrialConfig as JSON to the child's stdin; the child runs
-`run_trial` and writes one JSON object per line to the file descriptor named in
-BENCHCTL_RESULT_FD: `{"info": {...}, "row": {...}}` per epoch, then `{"done": true}`, or
-`{"error": "<traceback>"}` if the trial raised. The child dies with its parent (PR_SET_PDEATHSIG),
+Protocol: the parent writes one JSON line to the child's stdin: `{"cfg": TrialConfig,
+"checkpoint_dir": path or null, "restore_from": path or null}`; the child runs `run_trial` and writes
+one JSON object per line to the file descriptor named in BENCHCTL_RESULT_FD: `{"phase": text}` before
+its first epoch's slow steps, `{"info": {...}, "row": {...}}` per epoch, then `{"done": true}`, or
+`{"error": "<traceback>"}` if the trial raised. After an epoch that wrote a checkpoint the child waits
+for a line on stdin: the parent sends it once the checkpoint is handed on (Ray Tune persists it), so
+the copy never runs beside a timed epoch. The child dies with its parent (PR_SET_PDEATHSIG),
 so a cancelled or killed Ray trial leaves no training process behind. Nothing is pickled: JSON only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
@@ -41,8 +45,16 @@ class TrialProcessError(RuntimeError):
     """The child failed; the message is its traceback, whose last line is the original 'Type: message'."""
 
 
-def run_isolated(cfg: TrialConfig, on_epoch: Callable[[dict, dict], None] | None = None) -> list[dict]:
-    """Run `cfg` in a child process; call `on_epoch(info, row)` as its epochs arrive; return the rows."""
+def run_isolated(
+    cfg: TrialConfig,
+    on_epoch: Callable[[dict, dict], None] | None = None,
+    *,
+    checkpoint_dir: Path | None = None,
+    restore_from: Path | None = None,
+    on_phase: Callable[[str], None] | None = None,
+) -> list[dict]:
+    """Run `cfg` in a child process; call `on_epoch(info, row)` as its epochs arrive (and `on_phase`
+    as it announces its slow start-up steps); return the rows. Arguments as trainables.train.run_trial."""
     read_fd, write_fd = os.pipe()
     env = {
         **os.environ,
@@ -63,9 +75,14 @@ def run_isolated(cfg: TrialConfig, on_epoch: Callable[[dict, dict], None] | None
     rows: list[dict] = []
     error = None
     try:
-        with proc.stdin as stdin:
-            stdin.write(json.dumps(cfg.to_dict()).encode())
-        with os.fdopen(read_fd, "rb") as lines:
+        plan = {
+            "cfg": cfg.to_dict(),
+            "checkpoint_dir": str(checkpoint_dir) if checkpoint_dir else None,
+            "restore_from": str(restore_from) if restore_from else None,
+        }
+        proc.stdin.write(json.dumps(plan).encode() + b"\n")
+        proc.stdin.flush()
+        with proc.stdin, os.fdopen(read_fd, "rb") as lines:
             for line in lines:
                 try:
                     msg = json.loads(line)
@@ -76,9 +93,17 @@ def run_isolated(cfg: TrialConfig, on_epoch: Callable[[dict, dict], None] | None
                     continue
                 if msg.get("done"):  # not EOF: forked DataLoader workers may hold the pipe a moment longer
                     break
+                if "phase" in msg:
+                    if on_phase is not None:
+                        on_phase(msg["phase"])
+                    continue
                 rows.append(msg["row"])
                 if on_epoch is not None:
                     on_epoch(msg["info"], msg["row"])
+                if "checkpoint_mb" in msg["row"]:
+                    with contextlib.suppress(BrokenPipeError):  # the child died: its exit code tells why
+                        proc.stdin.write(b"ack\n")
+                        proc.stdin.flush()
         code = proc.wait()
     finally:
         if proc.poll() is None:  # the parent is leaving early (an exception, Tune stopping the trial)
@@ -110,11 +135,23 @@ def _child() -> None:
     def send(msg: dict) -> None:
         out.write(json.dumps(msg, default=str) + "\n")
 
+    def epoch_done(info: dict, row: dict) -> None:
+        send({"info": {**info, "trial_process": "child"}, "row": row})
+        if "checkpoint_mb" in row:
+            sys.stdin.readline()  # the parent's go-ahead: its copy of the checkpoint is done
+
     try:
         from trainables.train import run_trial
 
-        cfg = TrialConfig.from_dict(json.loads(sys.stdin.read()))
-        run_trial(cfg, lambda info, row: send({"info": {**info, "trial_process": "child"}, "row": row}))
+        plan = json.loads(sys.stdin.readline())
+        cfg = TrialConfig.from_dict(plan["cfg"])
+        run_trial(
+            cfg,
+            epoch_done,
+            checkpoint_dir=plan["checkpoint_dir"] and Path(plan["checkpoint_dir"]),
+            restore_from=plan["restore_from"] and Path(plan["restore_from"]),
+            on_phase=lambda text: send({"phase": text}),
+        )
         send({"done": True})
     except BaseException:  # noqa: BLE001 - everything goes back to the parent, then a non-zero exit
         send({"error": traceback.format_exc().rstrip()})

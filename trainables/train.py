@@ -8,21 +8,30 @@ A plain function, usable without Ray:
     print(result.epochs[-1]["epoch_s"], result.info["device_name"])
 
 `orchestrator.tune_glue.tune_trial` wraps it for Ray Tune. Each epoch row holds:
-epoch, warmup, epoch_s, measured_s, data_s, compute_s, eval_s, steps, full_steps, extrapolated,
-images, images_per_s, train_loss, test_acc, eval_images, eval_partial, and where measurable
+epoch, warmup, restored, epoch_s, measured_s, data_s, compute_s, eval_s, steps, full_steps,
+extrapolated, images, images_per_s, train_loss, test_acc, eval_images, eval_partial, checkpoint_s and
+checkpoint_mb (when checkpointing), and where measurable
 gpu_mem_peak_mb, gpu_energy_j, gpu_util_pct (GPU), cpu_energy_j (RAPL; whole CPU package),
 host_busy_pct and host_steal_pct (all the host's CPUs over the timed pass; trainables.energy.host_load).
+
+With `checkpoint_dir`, the state after each epoch goes to checkpoint_dir/epoch-K (trainables/checkpoint.py)
+before `on_epoch` is called, outside every timed region; with `restore_from`, training continues after
+the epoch that checkpoint was taken at, and that first epoch is warm-up again (`restored`: caches,
+cuDNN autotuning and the loader's workers start cold).
 """
 
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 from torch import nn
 
+from trainables.checkpoint import load_state, restore, save_state
 from trainables.config import Precision, TrialConfig
 from trainables.data import load_arrays, make_source
 from trainables.device import prepare_device
@@ -56,11 +65,35 @@ def _evaluate(model: nn.Module, source, max_steps: int, cfg: TrialConfig, device
     return correct.item() / seen, seen
 
 
-def run_trial(cfg: TrialConfig, on_epoch: Callable[[dict, dict], None] | None = None) -> TrialResult:
-    """Train and time `cfg`; `on_epoch(info, row)` is called after every epoch (Ray reports there)."""
+def checkpoint_path(checkpoint_dir: Path, epoch: int) -> Path:
+    """Where run_trial writes the state after `epoch`."""
+    return Path(checkpoint_dir) / f"epoch-{epoch}"
+
+
+def _phase_of_data(cfg: TrialConfig) -> str:
+    if cfg.dataset == "synthetic":
+        return f"generating {cfg.train_size + cfg.test_size:,} synthetic images"
+    if cfg.dataset == "cifar10":
+        return f"loading CIFAR-10 from {cfg.resolved_data_dir()}"
+    return f"loading the images of {cfg.dataset.removeprefix('folder:')} (decoded, or the node's cache)"
+
+
+def run_trial(
+    cfg: TrialConfig,
+    on_epoch: Callable[[dict, dict], None] | None = None,
+    *,
+    checkpoint_dir: Path | None = None,
+    restore_from: Path | None = None,
+    on_phase: Callable[[str], None] | None = None,
+) -> TrialResult:
+    """Train and time `cfg`; `on_epoch(info, row)` is called after every epoch (Ray reports there),
+    `on_phase(text)` before the slow steps that come before the first epoch."""
+    phase = on_phase or (lambda text: None)
     device, info = prepare_device(cfg)
     torch.manual_seed(cfg.seed + cfg.repeat)
-    arrays = load_arrays(cfg)
+    phase(_phase_of_data(cfg))
+    arrays = load_arrays(cfg, info)  # notes info's data_cache (hit, miss, off) and data_s_load
+    phase(f"building {cfg.model}")
     model = build_model(cfg.model, arrays.num_classes).to(device)
     info["params"] = count_params(model)
     optimizer = torch.optim.SGD(
@@ -74,10 +107,17 @@ def run_trial(cfg: TrialConfig, on_epoch: Callable[[dict, dict], None] | None = 
     eval_full = len(test_src)
     eval_steps = min(eval_full, cfg.max_eval_steps or eval_full)
 
+    done = 0  # epochs already trained (by the attempt whose checkpoint this is)
+    if restore_from is not None:
+        state = load_state(restore_from, cfg)
+        done = restore(state, model=model, optimizer=optimizer, source=train_src)
+        del state
+    info["restored_from_epoch"] = done
+
     meter = EnergyMeter(device)
     info["energy_notes"] = "; ".join(meter.notes) or None
     rows: list[dict] = []
-    for epoch in range(1, cfg.epochs + 1):
+    for epoch in range(done + 1, cfg.epochs + 1):
         model.train()
         if device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(device)
@@ -108,7 +148,8 @@ def run_trial(cfg: TrialConfig, on_epoch: Callable[[dict, dict], None] | None = 
         scale = extrapolate(1.0, t.steps, full_steps)  # 1.0 unless the epoch was capped
         row = {
             "epoch": epoch,
-            "warmup": epoch == 1,
+            "warmup": epoch == done + 1,  # the first epoch of a process: from scratch or restored
+            "restored": done > 0 and epoch == done + 1,
             "epoch_s": t.epoch_s * scale,
             "measured_s": t.epoch_s,
             "data_s": t.data_s * scale,
@@ -133,6 +174,14 @@ def run_trial(cfg: TrialConfig, on_epoch: Callable[[dict, dict], None] | None = 
         for key in ("gpu_util_pct", "host_busy_pct", "host_steal_pct"):
             if getattr(energy, key) is not None:
                 row[key] = getattr(energy, key)
+        if checkpoint_dir is not None:
+            started = time.perf_counter()
+            size = save_state(
+                checkpoint_path(checkpoint_dir, epoch),
+                epoch=epoch, cfg=cfg, model=model, optimizer=optimizer, source=train_src,
+            )  # fmt: skip
+            row["checkpoint_s"] = time.perf_counter() - started
+            row["checkpoint_mb"] = size / 2**20
         rows.append(row)
         if on_epoch is not None:
             on_epoch(info, row)

@@ -1,0 +1,66 @@
+"""Epoch checkpoints: a trial continued from one ends where the uninterrupted trial ends, and the
+report reads one run per trial across the attempts that made it."""
+
+import pandas as pd
+import pytest
+
+from orchestrator.stats import ok_epochs
+from trainables.checkpoint import CheckpointMismatch, load_state
+from trainables.config import TrialConfig
+from trainables.train import checkpoint_path, run_trial
+
+
+@pytest.mark.parametrize("pipeline", ["loader", "resident"])
+def test_a_run_continued_from_its_checkpoint_ends_as_the_uninterrupted_run(tiny, tmp_path, pipeline):
+    cfg = TrialConfig(model="simple_cnn", epochs=3, pipeline=pipeline, **tiny)
+    whole = run_trial(cfg).epochs
+
+    first = run_trial(TrialConfig(**{**cfg.to_dict(), "epochs": 1}), checkpoint_dir=tmp_path).epochs
+    assert [r["epoch"] for r in first] == [1] and first[0]["checkpoint_mb"] > 0
+    rest = run_trial(cfg, restore_from=checkpoint_path(tmp_path, 1)).epochs
+
+    assert [r["epoch"] for r in rest] == [2, 3]
+    assert [(r["warmup"], r["restored"]) for r in rest] == [(True, True), (False, False)]
+    for mine, theirs in zip(first + rest, whole, strict=True):  # same batches, same updates
+        assert mine["train_loss"] == pytest.approx(theirs["train_loss"], rel=1e-5)
+        assert mine["test_acc"] == pytest.approx(theirs["test_acc"], abs=1e-9)
+    assert whole[-1]["test_acc"] > 0.15  # above chance (0.1): equal accuracies say something
+
+
+def test_a_checkpoint_of_another_trial_is_refused(tiny, tmp_path):
+    run_trial(TrialConfig(model="simple_cnn", epochs=1, max_steps=1, **tiny), checkpoint_dir=tmp_path)
+    other = TrialConfig(model="simple_cnn", epochs=2, repeat=1, **tiny)
+    with pytest.raises(CheckpointMismatch, match="belongs to trial 'simple_cnn/cpu/bs32/loader/fp32/r0'"):
+        load_state(checkpoint_path(tmp_path, 1), other)
+
+
+def _rows(attempt: int, epochs: range, trial: str = "t") -> list[dict]:
+    return [
+        {"sweep": "s", "trial": trial, "attempt": attempt, "epoch": e, "epoch_s": 10.0 * attempt + e}
+        for e in epochs
+    ]
+
+
+def test_the_report_joins_a_cut_attempt_and_the_one_that_continued_it_into_one_run():
+    epochs = pd.DataFrame(
+        _rows(1, range(1, 4))  # cut during epoch 4
+        + _rows(2, range(4, 7))  # continued from the checkpoint after epoch 3
+        + _rows(1, range(1, 3), trial="u")  # cut, never finished
+        + _rows(1, range(1, 3), trial="v") + _rows(2, range(1, 3), trial="v")  # restarted from scratch
+    )
+    trials = pd.DataFrame(
+        [
+            {"sweep": "s", "trial": "t", "attempt": 1, "status": "partial"},
+            {"sweep": "s", "trial": "t", "attempt": 2, "status": "ok"},
+            {"sweep": "s", "trial": "u", "attempt": 1, "status": "partial"},
+            {"sweep": "s", "trial": "v", "attempt": 1, "status": "error"},
+            {"sweep": "s", "trial": "v", "attempt": 2, "status": "ok"},
+        ]
+    )
+    out = ok_epochs(epochs, trials)
+    t = out[out.trial == "t"]
+    assert list(t.epoch) == [1, 2, 3, 4, 5, 6] and set(t.attempt) == {2}  # one run
+    assert list(t.from_attempt) == [1, 1, 1, 2, 2, 2]
+    assert "u" not in set(out.trial)  # a partial trial is never taken for a finished one
+    v = out[out.trial == "v"]
+    assert list(v.from_attempt) == [2, 2] and list(v.epoch_s) == [21.0, 22.0]
