@@ -1,6 +1,7 @@
 """`benchctl sweep`: run the models x devices (x batch, pipeline, precision, repeat) grid on Ray Tune.
 
-benchctl sweep --dataset synthetic --epochs 2
+benchctl sweep --dataset synthetic --epochs 2      # the devices this machine has (cpu, gpu if any)
+benchctl sweep --preset paper --dataset folder:/tmp/cifar   # the paper's study on a local CIFAR-10 export
 benchctl sweep --models simple_cnn,resnet18 --devices cpu --epochs 2 --max-steps 3 --batch-size 32
 benchctl sweep --cluster cluster/lab.yaml --batch-size 128,512 --pipeline loader,resident
 benchctl sweep --name lab1 --resume                # after a crash: runs only the cells not complete yet
@@ -14,6 +15,7 @@ from typing import Annotated
 import typer
 
 from orchestrator.errors import RUNTIME, BenchctlError
+from orchestrator.presets import PRESETS, Preset, preset_fields
 from orchestrator.spec import (
     Placement,
     SweepSpec,
@@ -28,11 +30,34 @@ from trainables import config as d
 from trainables.config import Device, Pipeline, Precision
 
 
+def _given(ctx: typer.Context) -> set[str]:
+    """The sweep parameters the user gave (on the command line or through the environment), not defaults:
+    only those override a --preset."""
+    return {
+        name
+        for name in ctx.params
+        if (source := ctx.get_parameter_source(name)) is not None
+        and source.name not in ("DEFAULT", "DEFAULT_MAP")
+    }
+
+
 def sweep(
+    ctx: typer.Context,
+    preset: Annotated[
+        Preset | None,
+        typer.Option(
+            help="Named settings; options given beside it override it. "
+            + "; ".join(f"{p.value}: {PRESETS[p].about}" for p in Preset)
+            + "."
+        ),
+    ] = None,
     models: Annotated[str, typer.Option(help="Comma list of model names (`benchctl models`).")] = (
         "simple_cnn,resnet18,resnet50"
     ),
-    devices: Annotated[str, typer.Option(help="Comma list of devices: cpu, gpu.")] = "cpu,gpu",
+    devices: Annotated[
+        str | None,
+        typer.Option(help="Comma list of devices: cpu, gpu (default: cpu, plus gpu if a node has one)."),
+    ] = None,
     epochs: Annotated[int, typer.Option(help="Epochs per trial; epoch 1 is warm-up.")] = d.EPOCHS,
     batch_size: Annotated[str, typer.Option(help="Batch size; a comma list is a grid axis.")] = str(
         d.BATCH_SIZE
@@ -80,6 +105,13 @@ def sweep(
             "inline (in the Ray worker; slower on launch-bound cells, kept for comparison)."
         ),
     ] = TrialProcess.child,
+    checkpoint: Annotated[
+        bool,
+        typer.Option(
+            help="Persist each epoch's state through Ray Tune, so a retried or resumed trial continues "
+            "after its last finished epoch."
+        ),
+    ] = True,
     per_class: Annotated[
         bool,
         typer.Option(
@@ -109,9 +141,9 @@ def sweep(
     """Run the sweep on Ray Tune; results land in OUT/NAME as Parquet."""
     if resume and not name:
         raise BenchctlError("--resume: name the sweep to complete with --name NAME")
-    spec = SweepSpec(
+    fields = dict(
         models=parse_csv(models, "--models"),
-        devices=parse_choices(devices, Device, "--devices"),
+        devices=parse_choices(devices, Device, "--devices") if devices is not None else None,
         batch_sizes=parse_ints(batch_size, "--batch-size"),
         pipelines=parse_choices(pipeline, Pipeline, "--pipeline"),
         precisions=parse_choices(precision, Precision, "--precision"),
@@ -137,7 +169,12 @@ def sweep(
         resume=resume,
         isolate_network=network_isolation,
         trial_process=trial_process,
+        checkpoint=checkpoint,
+        preset=preset,
     )
+    if preset is not None:  # the preset fills in what the user did not give
+        fields.update(preset_fields(preset, given=_given(ctx)))
+    spec = SweepSpec(**fields)
     outcome = run_sweep(spec, echo=typer.echo)
     typer.echo(f"benchctl: results in {outcome.results_dir}; next: benchctl report {outcome.results_dir}")
     if outcome.failed:
