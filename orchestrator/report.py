@@ -325,7 +325,7 @@ def build_report(
             parity_section(epochs),
             efficiency_section(epochs),
             *([fidelity_section(fidelity)] if fidelity else []),
-            notes_section(table, summary, unfinished),
+            notes_section(table, summary, unfinished, trials),
             environment_section(epochs, trials),
             failures_section(trials),
         ]

@@ -254,11 +254,25 @@ def fidelity_section(found: list[tuple[Path, list[dict]]]) -> str:
     )
 
 
+def _cut_short(trials: pd.DataFrame | None, sweep: str, trial: str) -> str:
+    """` (k of N epochs on disk)` for a planned trial whose attempts were cut after k epochs, else ""."""
+    if trials is None or trials.empty or "epochs_done" not in trials:
+        return ""
+    rows = trials[(trials["sweep"] == sweep) & (trials["trial"] == trial)]
+    done = rows["epochs_done"].max() if not rows.empty else 0
+    if is_missing(done) or done <= 0:
+        return ""
+    return f" ({int(done)} of {int(rows['epochs_planned'].max())} epochs on disk, in no statistic)"
+
+
 def notes_section(
-    table: pd.DataFrame, summary: pd.DataFrame, unfinished: list[tuple[Path, str]] | None = None
+    table: pd.DataFrame,
+    summary: pd.DataFrame,
+    unfinished: list[tuple[Path, str]] | None = None,
+    trials: pd.DataFrame | None = None,
 ) -> str:
     """Flags per cell, one-sided cells, pooled hosts, and planned trials without a result (`unfinished`:
-    (results dir, trial id), from results.unfinished_trials)."""
+    (results dir, trial id), from results.unfinished_trials), with the epochs a cut one left (`trials`)."""
     notes = []
     several = several_pairs(table)
     for r in table.itertuples():
@@ -274,8 +288,10 @@ def notes_section(
         ids = [t for dd, t in unfinished if dd == d]
         notes.append(
             f"- {len(ids)} trial(s) planned in {d.name}/spec.json have no completed attempt in these results "
-            f"(the sweep stopped early, or they failed): {', '.join(f'`{t}`' for t in ids)}; "
-            f"`benchctl sweep --resume --name {d.name} ...` with the same options completes them"
+            f"(the sweep stopped early, or they failed): "
+            f"{', '.join(f'`{t}`' + _cut_short(trials, d.name, t) for t in ids)}; "
+            f"`benchctl sweep --resume --name {d.name} ...` with the same options completes them, "
+            "continuing each cut trial from its last epoch checkpoint"
         )
     return (
         "## Notes\n\n"

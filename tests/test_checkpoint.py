@@ -64,3 +64,13 @@ def test_the_report_joins_a_cut_attempt_and_the_one_that_continued_it_into_one_r
     assert "u" not in set(out.trial)  # a partial trial is never taken for a finished one
     v = out[out.trial == "v"]
     assert list(v.from_attempt) == [2, 2] and list(v.epoch_s) == [21.0, 22.0]
+
+
+def test_the_report_names_the_epochs_a_cut_trial_left_on_disk():
+    from orchestrator.sections import _cut_short
+
+    trials = pd.DataFrame(
+        [{"sweep": "s", "trial": "t", "status": "partial", "epochs_done": 3, "epochs_planned": 10}]
+    )
+    assert _cut_short(trials, "s", "t") == " (3 of 10 epochs on disk, in no statistic)"
+    assert _cut_short(trials, "s", "other") == "" and _cut_short(trials, "other", "t") == ""
