@@ -7,12 +7,12 @@
 Order of work: the data set is checked and the results directory claimed before Ray starts (an
 existing --name or an unwritable --out is refused then); once Ray is up, a cell no node can hold
 is refused and the directory removed again. Then Tune runs the grid and the driver-side writer
-lands one Parquet file per trial attempt.
+(tune_glue.ResultsWriter) rewrites each trial attempt's two Parquet files after every epoch.
 
 `--resume` (same --name, same spec) instead reopens the directory: a spec that differs from the
 stored one is refused with the differences named; trials with a successful attempt on disk are
-left out of the grid; epochs files without a trials row (the driver died between the two writes)
-are removed; new attempts continue the numbering. The result is one complete set per cell.
+left out of the grid; every file on disk is kept (a cut attempt's epochs too), new attempts continue
+the numbering, and each cut trial continues from the latest epoch checkpoint its attempts left.
 """
 
 from __future__ import annotations
