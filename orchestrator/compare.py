@@ -1,0 +1,160 @@
+"""Compare two result sets cell by cell (`benchctl compare A B`): analysis only, no display.
+
+    from orchestrator.compare import compare
+    result = compare(Path("results/torch211"), Path("results/torch214"))
+    for cell in result.cells:
+        print(cell.label, cell.ratio, cell.low, cell.high, cell.verdict)
+
+Definitions:
+    cell      = (model, device, batch_size, pipeline, precision, hw_class), as stats.CLASS_CELL: a
+                cell of A is matched only with the same cell of B (hardware classes never pooled)
+    ratio     = median(B steady epoch_s) / median(A steady epoch_s): above 1, B took longer
+    interval  = stats.bootstrap_speedup_ci(B samples, A samples): the same seeded percentile bootstrap
+                as the speedup interval, so the same results always give the same interval
+    verdict   = "slower" (B) when the interval lies above 1, "faster" when below 1, "same within noise"
+                when it contains 1, "no interval" when a side has fewer than 2 steady epochs
+Rendering lives in orchestrator.compare_view.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from orchestrator.results import ResultsError, read_results, read_spec
+from orchestrator.spec import condition_differences
+from orchestrator.stats import CLASS_CELL, bootstrap_speedup_ci, ok_epochs, speedup, steady_epochs
+
+SLOWER, FASTER, SAME, NO_INTERVAL = "slower", "faster", "same within noise", "no interval"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One cell's identity; `label` names it in one line."""
+
+    model: str
+    device: str
+    batch_size: int
+    pipeline: str
+    precision: str
+    hw_class: str  # "" when not recorded
+
+    @property
+    def label(self) -> str:
+        hw = f", {self.hw_class}" if self.hw_class else ""
+        return f"{self.model} {self.device} (batch {self.batch_size}, {self.pipeline}, {self.precision}{hw})"
+
+
+@dataclass(frozen=True)
+class CellRatio:
+    """A cell found in both result sets: its epoch times and B/A with its interval."""
+
+    cell: Cell
+    a_epoch_s: float  # median steady epoch time in A
+    b_epoch_s: float
+    ratio: float  # b_epoch_s / a_epoch_s
+    low: float  # NaN when a side has fewer than 2 samples
+    high: float
+    a_n: int  # steady epoch samples
+    b_n: int
+    verdict: str  # SLOWER / FASTER / SAME / NO_INTERVAL
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What compare() found; missing numbers are NaN, never a guess."""
+
+    a: Path
+    b: Path
+    cells: tuple[CellRatio, ...]
+    only_a: tuple[Cell, ...]
+    only_b: tuple[Cell, ...]
+    differing: dict[str, tuple]  # condition key -> (A's value, B's value): spec.condition_differences
+    unknown_conditions: tuple[Path, ...]  # of A and B, those without a readable spec.json
+
+    def to_dict(self) -> dict:
+        """Plain JSON-ready data (NaN as None), for --json."""
+
+        def clean(x):
+            if isinstance(x, float) and math.isnan(x):
+                return None
+            if isinstance(x, dict):
+                return {k: clean(v) for k, v in x.items()}
+            if isinstance(x, list | tuple):
+                return [clean(v) for v in x]
+            return str(x) if isinstance(x, Path) else x
+
+        return clean(
+            {
+                "a": self.a,
+                "b": self.b,
+                "cells": [
+                    {**asdict(c.cell), **{k: v for k, v in asdict(c).items() if k != "cell"}}
+                    for c in self.cells
+                ],  # fmt: skip
+                "only_a": [asdict(c) for c in self.only_a],
+                "only_b": [asdict(c) for c in self.only_b],
+                "differing_conditions": {k: {"a": a, "b": b} for k, (a, b) in self.differing.items()},
+                "unknown_conditions": list(self.unknown_conditions),
+            }
+        )
+
+
+def verdict(low: float, high: float) -> str:
+    """B "slower" / "faster" than A only when the interval excludes 1; "no interval" without one."""
+    if math.isnan(low) or math.isnan(high):
+        return NO_INTERVAL
+    if low > 1:
+        return SLOWER
+    if high < 1:
+        return FASTER
+    return SAME
+
+
+def _samples(results_dir: Path) -> dict[Cell, pd.Series]:
+    """Each cell's steady epoch_s samples from the finished trials of one results directory."""
+    epochs, trials = read_results(results_dir)  # a ResultsError names the directory
+    steady = steady_epochs(ok_epochs(epochs, trials)) if not epochs.empty else epochs
+    if steady.empty:
+        raise ResultsError(f"{results_dir}: no completed epochs to compare; run or resume the sweep first")
+    out = {}
+    for key, g in steady.groupby(CLASS_CELL, dropna=False, sort=True):
+        values = dict(zip(CLASS_CELL, key, strict=True))
+        values["batch_size"] = int(values["batch_size"])
+        out[Cell(**{k: str(v) if k != "batch_size" else v for k, v in values.items()})] = g["epoch_s"]
+    return out
+
+
+def _ratio(cell: Cell, a: pd.Series, b: pd.Series) -> CellRatio:
+    low, high = bootstrap_speedup_ci(b, a)  # median(b) / median(a): the same seeded bootstrap
+    return CellRatio(
+        cell=cell,
+        a_epoch_s=float(a.median()),
+        b_epoch_s=float(b.median()),
+        ratio=speedup(b, a),
+        low=low,
+        high=high,
+        a_n=int(a.notna().sum()),
+        b_n=int(b.notna().sum()),
+        verdict=verdict(low, high),
+    )
+
+
+def compare(a: Path, b: Path) -> Comparison:
+    """Compare result set B against A (each a results directory written by `benchctl sweep`)."""
+    a, b = Path(a), Path(b)
+    sa, sb = _samples(a), _samples(b)
+    specs = {a: read_spec(a), b: read_spec(b)}
+    known = specs[a] is not None and specs[b] is not None
+    return Comparison(
+        a=a,
+        b=b,
+        cells=tuple(_ratio(c, sa[c], sb[c]) for c in sa if c in sb),
+        only_a=tuple(c for c in sa if c not in sb),
+        only_b=tuple(c for c in sb if c not in sa),
+        differing=condition_differences(specs[a], specs[b]) if known else {},
+        unknown_conditions=tuple(d for d, s in specs.items() if s is None),
+    )
