@@ -143,7 +143,8 @@ class Progress(Callback):
 
     def summary(self) -> str:
         running = self.count(State.starting) + self.count(State.training)
-        parts = [f"{self.done}/{self.total} trials done", f"{running} running", f"{self.failed} failed"]
+        noun = "trial" if self.total == 1 else "trials"  # "1/1 trial done", "1/2 trials done"
+        parts = [f"{self.done}/{self.total} {noun} done", f"{running} running", f"{self.failed} failed"]
         if self.retried:
             parts.append(f"{self.retried} retried")
         eta = self.eta() if self.done + self.failed < self.total else None

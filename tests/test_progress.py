@@ -246,5 +246,5 @@ def test_a_real_sweep_prints_each_epoch_while_its_trial_runs(tmp_path, capsys):
     expected = ("started", "epoch 1/3", "epoch 2/3", "epoch 3/3", "done")
     assert events == [f"benchctl: {R0} {e}" for e in expected]
     epoch_3 = next(ln for ln in err.splitlines() if f"{R0} epoch 3/3" in ln)
-    assert " img/s · loss " in epoch_3 and " · acc " in epoch_3 and "0/1 trials done · 1 running" in epoch_3
-    assert err.rstrip().splitlines()[-1].startswith("benchctl: 1/1 trials done · 0 running · 0 failed")
+    assert " img/s · loss " in epoch_3 and " · acc " in epoch_3 and "0/1 trial done · 1 running" in epoch_3
+    assert err.rstrip().splitlines()[-1].startswith("benchctl: 1/1 trial done · 0 running · 0 failed")
