@@ -10,8 +10,6 @@ from typing import Annotated
 
 import typer
 
-from trainables.models import PAPER_MODELS, accepts_native_input, available_models, param_count
-
 
 def models(
     all_models: Annotated[
@@ -19,6 +17,9 @@ def models(
     ] = False,
 ) -> None:
     """List models by name with their exact parameter counts."""
+    # torch is needed to count parameters, so only this command pays for importing it (not --help)
+    from trainables.models import PAPER_MODELS, accepts_native_input, available_models, param_count
+
     names = available_models() if all_models else PAPER_MODELS
     typer.echo(f"{'model':<22} {'params':>14}  32x32 input")
     for name in names:
