@@ -12,6 +12,7 @@ Each function draws from the tables in orchestrator.stats and writes one file; t
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,9 +109,10 @@ def speedup_vs_params(table: pd.DataFrame, path: Path) -> Path:
                 f"{row['model']} {row['speedup']:.2f}x",
                 (row["params"], row["speedup"]),
                 textcoords="offset points",
-                # right of its own point, centred on it: on the log axis, points of different groups at
-                # one x are far enough apart for their labels once each label sits at its point's height
-                xytext=(7, -3),
+                # right of its own point, at its height: on the log axis, points of different groups at
+                # one x are far enough apart; near the paper's star it moves away from it (_away)
+                xytext=(-7 if (left := _near_star(row["params"], row["speedup"])) else 7, -3),
+                ha="right" if left else "left",
                 fontsize=8,
                 color=line.get_color(),
                 bbox={
@@ -158,8 +160,18 @@ def speedup_vs_params(table: pd.DataFrame, path: Path) -> Path:
     ax.set_ylabel("speedup (CPU epoch s / GPU epoch s)")
     ax.set_title("GPU speedup over CPU vs model size (median steady-state epoch time)")
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left")
+    # below the axes, so it never covers a point or its label (the figure grows to hold it)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, frameon=False)
     return save(fig, path)
+
+
+def _near_star(params: float, y: float) -> bool:
+    """Whether our point at (params, y) sits by a paper star (within a factor 1.3 in x and 1.25 in y),
+    whose marker, drawn above labels, would cover a label to the right: it then goes to the left."""
+    return any(
+        abs(math.log(params / px)) < math.log(1.3) and abs(math.log(y / py)) < math.log(1.25)
+        for _, _, px, py, _ in PAPER_POINTS
+    )
 
 
 @dataclass

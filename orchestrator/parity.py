@@ -18,7 +18,10 @@ Definitions (printed in report.md):
                      (-margin, +margin); else "not shown equivalent" (not evidence of a difference: an
                      interval too wide says only that more repeats are needed). "n<3" when a side has
                      fewer runs. When every run of both sides has the same accuracy (se = 0) the
-                     difference is exact: "equivalent" iff |diff| < margin.
+                     difference is exact: "equivalent" iff |diff| < margin. "not comparable (CPU
+                     capped)" when one side's runs were capped (--max-steps epochs or a partial test
+                     pass) and the other's were not: fewer training steps, not the device, would
+                     explain the gap.
 
 Student-t probabilities come from the regularized incomplete beta function of mpmath (a dependency of
 torch through sympy, listed in pyproject): t_cdf(x) = 1 - I_{df/(df+x^2)}(df/2, 1/2) / 2 for x >= 0.
@@ -40,6 +43,8 @@ PARITY_CONFIDENCE = 0.95  # the confidence level of the interval shown
 TOST_ALPHA = 0.05  # level of each one-sided test of the equivalence verdict
 MIN_REPEATS = 3  # runs per side below which no verdict is given
 EQUIVALENT, NOT_SHOWN, TOO_FEW = "equivalent", "not shown equivalent", f"n<{MIN_REPEATS}"
+NOT_COMPARABLE = "not comparable"  # one side's accuracy is from capped work, the other's is not
+CAPPED = ("extrapolated", "eval_partial")  # epoch columns that mark capped work (stats.capped)
 
 
 def t_cdf(x: float, df: float) -> float:
@@ -140,15 +145,22 @@ def parity_table(epochs: pd.DataFrame) -> pd.DataFrame:
     diff_pp                    gpu_acc_pct - cpu_acc_pct
     ci_low_pp, ci_high_pp      welch(cpu, gpu): the PARITY_CONFIDENCE interval (NaN with < 2 runs a side)
     tost_p                     tost_p(cpu, gpu) (NaN with < 2 runs a side)
-    verdict                    verdict(cpu, gpu): "equivalent", "not shown equivalent" or "n<3"
+    verdict                    verdict(cpu, gpu): "equivalent", "not shown equivalent" or "n<3"; or
+                               "not comparable (CPU capped)" when exactly one side is capped
     cpu_n, gpu_n               runs per side
+    cpu_capped, gpu_capped     any of the side's epochs was extrapolated or had a partial test pass
 
     Pass successful epochs (stats.ok_epochs). Pairs measured on one device only are left out."""
     columns = PAIR + [
         "cpu_acc_pct", "gpu_acc_pct", "diff_pp", "ci_low_pp", "ci_high_pp", "tost_p", "verdict", "cpu_n",
-        "gpu_n",
+        "gpu_n", "cpu_capped", "gpu_capped",
     ]  # fmt: skip
     finals = final_accuracies(epochs)
+    if finals.empty:
+        return pd.DataFrame(columns=columns)
+    flags = [c for c in CAPPED if c in epochs]
+    capped_rows = epochs[epochs[flags].fillna(False).astype(bool).any(axis=1)] if flags else epochs.iloc[:0]
+    capped = set(capped_rows[PAIR + ["device"]].itertuples(index=False, name=None))
     rows = []
     for key, g in finals.groupby(PAIR, dropna=False, sort=True):
         cpu = g.loc[g["device"] == "cpu", "final_acc_pct"].to_numpy()
@@ -156,6 +168,11 @@ def parity_table(epochs: pd.DataFrame) -> pd.DataFrame:
         if not (len(cpu) and len(gpu)):
             continue
         w = welch(cpu, gpu)
+        cpu_capped, gpu_capped = (tuple(key) + (dev,) in capped for dev in ("cpu", "gpu"))
+        if cpu_capped != gpu_capped:
+            label = NOT_COMPARABLE + f" ({'CPU' if cpu_capped else 'GPU'} capped)"
+        else:
+            label = verdict(cpu, gpu)
         rows.append(
             dict(
                 zip(PAIR, key, strict=True),
@@ -165,9 +182,11 @@ def parity_table(epochs: pd.DataFrame) -> pd.DataFrame:
                 ci_low_pp=w.low,
                 ci_high_pp=w.high,
                 tost_p=tost_p(cpu, gpu),
-                verdict=verdict(cpu, gpu),
+                verdict=label,
                 cpu_n=len(cpu),
                 gpu_n=len(gpu),
+                cpu_capped=cpu_capped,
+                gpu_capped=gpu_capped,
             )
         )
     return pd.DataFrame(rows, columns=columns)

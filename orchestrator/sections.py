@@ -116,17 +116,24 @@ def _pp(x, sign: bool = True) -> str:
     return DASH if is_missing(x) else f"{round(float(x), 2) + 0.0:{'+' if sign else ''}.2f}"
 
 
+def _parity_sides(r) -> list[tuple[float, bool]]:
+    return [(r.cpu_acc_pct, r.cpu_capped), (r.gpu_acc_pct, r.gpu_capped)]
+
+
 def parity_section(epochs: pd.DataFrame) -> str:
     """Final test accuracy CPU vs GPU per configuration: orchestrator.parity.parity_table."""
     header = ["model", "batch", "pipeline", "precision", "CPU acc", "GPU acc", "diff pp"]
     header += [f"{PARITY_CONFIDENCE:.0%} CI pp", "verdict", "n CPU/GPU"]
-    rows = [
-        [r.model, str(r.batch_size), r.pipeline, r.precision, f"{_pp(r.cpu_acc_pct, False)}%"]
-        + [f"{_pp(r.gpu_acc_pct, False)}%", _pp(r.diff_pp)]
-        + [DASH if is_missing(r.ci_low_pp) else f"[{_pp(r.ci_low_pp)}, {_pp(r.ci_high_pp)}]"]
-        + [r.verdict, f"{r.cpu_n}/{r.gpu_n}"]
-        for r in parity_table(epochs).itertuples()
-    ]
+    rows = []
+    for r in parity_table(epochs).itertuples():
+        apart = r.cpu_capped != r.gpu_capped  # a capped side's accuracy is not the device's: no diff
+        accs = [f"{_pp(a, False)}%" + (" (capped)" if c else "") for a, c in _parity_sides(r)]
+        rows.append(
+            [r.model, str(r.batch_size), r.pipeline, r.precision, *accs]
+            + [DASH if apart else _pp(r.diff_pp)]
+            + [DASH if apart or is_missing(r.ci_low_pp) else f"[{_pp(r.ci_low_pp)}, {_pp(r.ci_high_pp)}]"]
+            + [r.verdict, f"{r.cpu_n}/{r.gpu_n}"]
+        )
     margin = f"±{EQUIVALENCE_MARGIN_PP:g} pp"
     return (
         "## Accuracy parity\n\n"
@@ -136,7 +143,9 @@ def parity_section(epochs: pd.DataFrame) -> str:
         f"an equivalence test (TOST: two one-sided Welch t tests at {TOST_ALPHA:g}, i.e. the "
         f"{1 - 2 * TOST_ALPHA:.0%} interval inside {margin}) when each side has {MIN_REPEATS}+ runs; "
         f'"not shown equivalent" means a gap of {margin} or more is not ruled out (often: too few or too '
-        f'noisy repeats), not that a gap was found; "n<{MIN_REPEATS}" gives no verdict.\n\n'
+        f'noisy repeats), not that a gap was found; "n<{MIN_REPEATS}" gives no verdict; "not comparable" '
+        "means one side's runs were capped (--max-steps, marked (capped)) and the other's were not, so "
+        "the gap says how many steps ran, not which device trained better.\n\n"
         + (
             md_table(header, rows)
             if rows

@@ -36,6 +36,7 @@ import pandas as pd
 
 from orchestrator.formats import is_missing
 from orchestrator.pairing import PAIR, class_pairs
+from trainables.config import NUM_CLASSES
 
 CELL = ["model", "device", "batch_size", "pipeline", "precision"]
 HW_CLASS = "hw_class"  # e.g. "gpu:H200", "cpu:EPYC-7763-64c" (orchestrator.hardware); "" when unknown
@@ -48,6 +49,9 @@ _MUST_MATCH = ["dataset", "cpus_allotted", "torch_threads", "data_workers"]
 NOISY_IQR_SHARE = 0.10
 # A side is flagged "steal" when the hypervisor took more than this share of the host's CPU time (%).
 STEAL_FLAG_PCT = 2.0
+# a --max-steps side this close to chance (10 classes: <= 15%) learned little in its capped epochs: its
+# accuracy says so, not the device
+FEW_STEPS_ACC = 1.5 / NUM_CLASSES
 # A GPU cell is "input-bound" when its data-wait share (data_s / epoch_s) exceeds this: the input
 # pipeline, not the device, then limits its speed (and so the speedup).
 INPUT_BOUND_SHARE = 0.30
@@ -343,6 +347,8 @@ def _flags(side: str, row: pd.Series | None) -> list[str]:
         flags.append(f"warm-up only ({side})")
     if row["eval_partial"]:
         flags.append(f"partial-eval ({side})")
+    if row["extrapolated"] and row["test_acc"] <= FEW_STEPS_ACC:  # NaN (no accuracy) compares False
+        flags.append(f"few steps trained ({side})")
     if row.get("overlapped", False):
         flags.append(f"overlapped ({side})")
     if row["mixed"]:
@@ -375,6 +381,9 @@ def speedup_table(epochs: pd.DataFrame) -> pd.DataFrame:
     median GPU J/epoch and GPU utilization %), gpu_cell_energy_j and gpu_energy_scope (the GPU cell's
     energy_j, "GPU+CPU" or "GPU only"), and energy_speedup = energy_speedup(cpu cell, gpu cell): NaN
     unless CPU energy is known on both sides and GPU energy on the GPU side.
+
+    cpu_capped, gpu_capped: the side's accuracy comes from capped work (capped: extrapolated epochs or a
+    partial test pass), so it is not comparable with an uncapped other side's (accuracy_comparable).
     """
     columns = PAIR + [
         "cpu_class", "gpu_class", "params", "cpu_epoch_s", "gpu_epoch_s", "cpu_epoch_s_iqr",
@@ -382,6 +391,7 @@ def speedup_table(epochs: pd.DataFrame) -> pd.DataFrame:
         "speedup_low", "speedup_high", "cpu_acc", "gpu_acc", "cpu_data_share",
         "gpu_data_share", "cpu_n", "gpu_n", "cpu_device", "gpu_device", "flags", "cpu_energy_j",
         "gpu_energy_j", "gpu_util_pct", "gpu_cell_energy_j", "gpu_energy_scope", "energy_speedup",
+        "cpu_capped", "gpu_capped",
     ]  # fmt: skip
     summary = cell_summary(epochs)
     if summary.empty:
@@ -440,4 +450,18 @@ def _pair_row(side: dict[str, pd.Series | None], samples: dict[str, pd.Series]) 
         gpu_cell_energy_j=get("gpu", "energy_j"),
         gpu_energy_scope=get("gpu", "energy_scope", ""),
         energy_speedup=energy_speedup(side["cpu"], side["gpu"]),
+        cpu_capped=capped(side["cpu"]),
+        gpu_capped=capped(side["gpu"]),
     )
+
+
+def capped(cell: pd.Series | None) -> bool:
+    """Whether a cell_summary row's accuracy comes from capped work: --max-steps epochs (fewer training
+    steps than a full epoch, so less learning) or a capped test pass (part of the test set)."""
+    return cell is not None and bool(cell["extrapolated"] or cell["eval_partial"])
+
+
+def accuracy_comparable(cpu_capped: bool, gpu_capped: bool) -> bool:
+    """CPU and GPU accuracies compare only when both sides ran the same kind of work: a capped side's
+    accuracy beside a full one's would read as a device difference that is really a step-count one."""
+    return bool(cpu_capped) == bool(gpu_capped)

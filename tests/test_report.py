@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 from orchestrator import figures, report, sections
-from orchestrator.report import build_report, fmt_params, fmt_pct, fmt_seconds, fmt_speedup, fmt_speedup_ci
+from orchestrator.formats import fmt_params, fmt_pct, fmt_seconds, fmt_speedup, fmt_speedup_ci
+from orchestrator.report import build_report
 from orchestrator.results import ResultsError, file_key, write_rows
 from orchestrator.stats import bootstrap_speedup_ci
 from trainables.flops import train_flops_per_image
@@ -115,8 +116,8 @@ def results(tmp_path):
     return d
 
 
-def table_row(markdown: str, model: str) -> list[str]:
-    results = markdown.split("\n## Results\n")[1].split("\n## ")[0]
+def table_row(markdown: str, model: str, title: str = "Results") -> list[str]:
+    results = markdown.split(f"\n## {title}\n")[1].split("\n## ")[0]
     lines = [line for line in results.splitlines() if line.startswith(f"| {model} |")]
     assert len(lines) == 1, lines
     return [c.strip() for c in lines[0].strip("|").split("|")]
@@ -182,11 +183,25 @@ def test_flags_reach_table_and_notes(tmp_path):
     row = table_row(md, "resnet50")
     assert row[5:8] == ["5000", "130", "38.46x"]  # 5000 / 130 = 38.4615...
     assert row[7] == "38.46x"  # one sample per side: no interval, so no bracket
-    assert row[-1] == (
+    assert row[-2:] == ["20.0%", "10.0%"]  # both sides capped: no "(capped)" marks
+    assert table_row(md, "resnet50", "Details")[-1] == (
         "extrapolated (cpu), single-sample (cpu), warm-up only (gpu), partial-eval (gpu), single-sample (gpu)"
     )
     notes = md.split("## Notes")[1].split("\n## ")[0]
     assert "extrapolated (cpu)" in notes and "warm-up only (gpu)" in notes
+
+
+def test_capped_cpu_accuracy_beside_a_full_gpu_one_is_not_comparable(tmp_path):
+    d = tmp_path / "s"
+    capped = {"extrapolated": True, "steps": 10}  # --max-steps: fewer steps, so a lower accuracy
+    for repeat in range(3):
+        write_run(d, "resnet50", "cpu", [WARMUP_S, 5000.0], repeat, [0.1, 0.31], epoch_over=capped)
+        write_run(d, "resnet50", "gpu", [WARMUP_S, 130.0], repeat, [0.5, 0.97])
+    md = build_report([d], tmp_path / "out").paths[0].read_text()
+    assert table_row(md, "resnet50")[-2:] == ["31.0% (capped)", "97.0%"]
+    parity = table_row(md, "resnet50", "Accuracy parity")
+    assert parity[4:8] == ["31.00% (capped)", "97.00%", "—", "—"]  # no diff, no interval
+    assert parity[8] == "not comparable (CPU capped)"  # not "not shown equivalent" with 3+3 runs
 
 
 def test_pairs_only_within_matching_precision(tmp_path):
@@ -218,9 +233,7 @@ def test_terminal_text(results, tmp_path):
         "acc",
         "GPU",
         "acc",
-        "GPU",
-        "J",
-    ]
+    ]  # the headline: energy, data-wait and flags are in the report's Details
     r18 = next(line for line in lines if line.startswith("resnet18"))
     assert r18.split() == [
         "resnet18",
@@ -233,7 +246,6 @@ def test_terminal_text(results, tmp_path):
         *R18_SPEEDUP.split(),  # "6.00x", "[low–high]"
         "60.0%",
         "30.0%",
-        "—",  # no energy columns in these results
     ]
     assert len({len(line) for line in lines[:4]}) == 1  # aligned: header, rule and rows are equally wide
 
@@ -317,15 +329,15 @@ def test_formatting():
 ENERGY_HEADER = ["GPU J/epoch", "GPU util", "energy speedup"]
 
 
-def results_header(markdown: str) -> list[str]:
-    results = markdown.split("\n## Results\n")[1].split("\n## ")[0]
+def results_header(markdown: str, title: str = "Results") -> list[str]:
+    results = markdown.split(f"\n## {title}\n")[1].split("\n## ")[0]
     line = next(line for line in results.splitlines() if line.startswith("| model |"))
     return [c.strip() for c in line.strip("|").split("|")]
 
 
 def energy_cells(markdown: str, model: str) -> list[str]:
-    header = results_header(markdown)
-    row = table_row(markdown, model)
+    header = results_header(markdown, "Details")  # energy is a detail, not the headline
+    row = table_row(markdown, model, "Details")
     return [row[header.index(name)] for name in ENERGY_HEADER]
 
 
@@ -337,13 +349,12 @@ def test_energy_columns_with_all_counters(tmp_path):
     write_run(d, "resnet18", "gpu", [WARMUP_S, 4.0, 6.0], epoch_over=gpu_energy)
     rep = build_report([d], tmp_path / "out")
     md = rep.paths[0].read_text()
-    assert ENERGY_HEADER[0] in results_header(md)
+    assert ENERGY_HEADER[0] in results_header(md, "Details") and ENERGY_HEADER[0] not in results_header(md)
     assert energy_cells(md, "resnet18") == ["800", "45%", "3.00x"]
     assert rep.table.iloc[0]["energy_speedup"] == 3000.0 / 1000.0
     assert table_row(md, "resnet18")[7].split()[0] == "6.40x"  # time speedup 32 / 5 unchanged
     assert "energy speedup" in md.split("## How to read this")[1].split("\n## ")[0]
     assert "energy notes (why an energy column is empty): none" in md
-    assert rep.terminal_text.splitlines()[2].split()[-1] == "800"
 
 
 def test_energy_speedup_dash_when_gpu_side_lacks_cpu_energy(tmp_path):
@@ -364,7 +375,7 @@ def test_energy_speedup_dash_when_gpu_side_lacks_cpu_energy(tmp_path):
 
 def test_report_without_energy_columns_shows_dashes(results, tmp_path):
     md = build_report([results], tmp_path / "out").paths[0].read_text()
-    assert results_header(md)[12:15] == ENERGY_HEADER
+    assert results_header(md, "Details")[6:9] == ENERGY_HEADER
     assert energy_cells(md, "resnet18") == ["—", "—", "—"]
 
 
