@@ -7,8 +7,9 @@
 
 Nothing is written until every number and figure is computed; figures are rendered into a hidden
 staging folder and report.md goes through a temp file, each moved into place with os.replace. The
-sections after the results table and figures are built in orchestrator.sections; the figures are drawn
-by orchestrator.figures and orchestrator.epoch_figures.
+report opens with the answer (headline table, What this shows), then How to read this and the details.
+The tables are rendered by orchestrator.tables, the other sections by orchestrator.sections; the figures
+are drawn by orchestrator.figures and orchestrator.epoch_figures.
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ import pandas as pd
 
 from orchestrator import epoch_figures, figures, narrative
 from orchestrator.errors import BenchctlError
-from orchestrator.formats import DASH, fmt_params, fmt_pct, fmt_seconds, fmt_speedup, fmt_speedup_ci, fmt_util
+from orchestrator.formats import DASH
 from orchestrator.html import write_html
-from orchestrator.pairing import class_label, pair_label, several_classes, several_pairs
+from orchestrator.pairing import several_classes
 from orchestrator.results import ResultsError, pooling, read_results, unfinished_trials
 from orchestrator.sections import (
     class_matrix_section,
@@ -35,7 +36,6 @@ from orchestrator.sections import (
     environment_section,
     failures_section,
     fidelity_section,
-    md_table,
     notes_section,
     paper_section,
     parity_section,
@@ -44,6 +44,7 @@ from orchestrator.sections import (
 from orchestrator.stats import (
     CI_CONFIDENCE,
     CI_RESAMPLES,
+    FEW_STEPS_ACC,
     INPUT_BOUND_SHARE,
     NOISY_IQR_SHARE,
     STEAL_FLAG_PCT,
@@ -51,6 +52,7 @@ from orchestrator.stats import (
     ok_epochs,
     speedup_table,
 )
+from orchestrator.tables import details_section, has_classes, headline_section, terminal_table
 
 
 class ReportFormat(str, Enum):
@@ -58,6 +60,15 @@ class ReportFormat(str, Enum):
 
     md = "md"  # report.md, figures linked from figures/
     html = "html"  # report.html: the same content, one self-contained file (figures embedded)
+    csv = "csv"  # summary.csv (the speedup table, as --json) and epochs.csv (every epoch row it used)
+
+
+# the files each format writes into the report folder
+_DOCS = {
+    ReportFormat.md: ("report.md",),
+    ReportFormat.html: ("report.html",),
+    ReportFormat.csv: ("summary.csv", "epochs.csv"),
+}
 
 
 FIGURES = {
@@ -107,22 +118,6 @@ class Report:
     pooled: str = ""  # what was pooled across differing or unknown conditions (results.Pooling.note)
 
 
-# ---- formatting -------------------------------------------------------------------------------------
-
-
-def _aligned(header: list[str], rows: list[list[str]], left: int) -> str:
-    """Plain-text table; the first `left` columns are left-aligned (text), the rest right-aligned."""
-    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
-
-    def line(r: list[str]) -> str:
-        return "  ".join(
-            str(c).ljust(w) if i < left else str(c).rjust(w)
-            for i, (c, w) in enumerate(zip(r, widths, strict=True))
-        )
-
-    return "\n".join([line(header), "  ".join("-" * w for w in widths)] + [line(r) for r in rows]).rstrip()
-
-
 # ---- sections ---------------------------------------------------------------------------------------
 
 HOW_TO_READ = f"""## How to read this
@@ -148,6 +143,8 @@ HOW_TO_READ = f"""## How to read this
   {INPUT_BOUND_SHARE:.0%} is called **input-bound**.
 - **extrapolated** = the epoch was capped with `--max-steps` and its time scaled to a full epoch.
   **partial-eval** = accuracy comes from a capped test pass (part of the test set).
+  **few steps trained** = that side's epochs were capped and its test accuracy is at most
+  {FEW_STEPS_ACC:.0%} (1.5x chance): too few steps to learn, not a device difference.
   **overlapped** = a run of that side shared its host with another trial while it ran (`--placement
   packed` or `partitioned`; the trials table's `overlapped_with` names them): its time may be distorted.
 - Accuracy is the test accuracy after the last epoch, averaged over repeats; the test pass is not timed
@@ -169,51 +166,6 @@ HOW_TO_READ_CLASSES = """\
 """
 
 
-# Every column a results table can show: header -> how one speedup-table row renders in it.
-_COLUMNS = {
-    "model": lambda r: r.model,
-    "params": lambda r: fmt_params(r.params),
-    "batch": lambda r: str(r.batch_size),
-    "pipeline": lambda r: r.pipeline,
-    "precision": lambda r: r.precision,
-    "CPU class": lambda r: class_label(r.cpu_class) if r.cpu_n else DASH,
-    "GPU class": lambda r: class_label(r.gpu_class) if r.gpu_n else DASH,
-    "CPU epoch s": lambda r: fmt_seconds(r.cpu_epoch_s),
-    "GPU epoch s": lambda r: fmt_seconds(r.gpu_epoch_s),
-    "speedup": lambda r: fmt_speedup_ci(r.speedup, r.speedup_low, r.speedup_high),
-    "CPU acc": lambda r: fmt_pct(r.cpu_acc),
-    "GPU acc": lambda r: fmt_pct(r.gpu_acc),
-    "CPU data-wait": lambda r: fmt_pct(r.cpu_data_share, 0),
-    "GPU data-wait": lambda r: fmt_pct(r.gpu_data_share, 0),
-    "GPU J/epoch": lambda r: fmt_seconds(r.gpu_energy_j),
-    "GPU util": lambda r: fmt_util(r.gpu_util_pct),
-    "energy speedup": lambda r: fmt_speedup(r.energy_speedup),
-    "n CPU/GPU": lambda r: f"{r.cpu_n}/{r.gpu_n}",
-    "flags": lambda r: r.flags or "",
-}
-_TERMINAL = {"CPU epoch s": "CPU s", "GPU epoch s": "GPU s", "GPU J/epoch": "GPU J"}  # short headers
-
-
-def _rows(table: pd.DataFrame, columns: list[str]) -> list[list[str]]:
-    return [[_COLUMNS[c](r) for c in columns] for r in table.itertuples()]
-
-
-def has_classes(table: pd.DataFrame) -> bool:
-    """Whether any row of a speedup_table names a hardware class (schema-1 results never do)."""
-    cols = [c for c in ("cpu_class", "gpu_class") if c in table]
-    return any(table[c].fillna("").astype(str).ne("").any() for c in cols)
-
-
-def _columns(table: pd.DataFrame, columns: list[str]) -> list[str]:
-    """`columns` without "CPU class" / "GPU class" unless the table names a class (has_classes)."""
-    return [c for c in columns if has_classes(table) or c not in ("CPU class", "GPU class")]
-
-
-def _table_section(table: pd.DataFrame) -> str:
-    columns = _columns(table, list(_COLUMNS))
-    return "## Results\n\n" + md_table(columns, _rows(table, columns)) + "\n"
-
-
 def _figure_keys(epochs: pd.DataFrame) -> list[str]:
     """The FIGURES that apply to these epochs, in order (throughput only with several batch sizes)."""
     return [key for key in FIGURES if key != "throughput" or epoch_figures.throughput_applies(epochs)]
@@ -222,41 +174,6 @@ def _figure_keys(epochs: pd.DataFrame) -> list[str]:
 def _figures_section(keys: list[str]) -> str:
     items = [f"![{CAPTIONS[k][0]}]({FIGURES[k]})\n\n*{CAPTIONS[k][1]}*\n" for k in keys]
     return "## Figures\n\n" + "\n".join(items)
-
-
-def terminal_table(table: pd.DataFrame) -> str:
-    """The speedup table as aligned plain text for a terminal (GPU J = median GPU joules per epoch); the
-    CPU and GPU class columns appear when the results name hardware classes (has_classes)."""
-    columns = [
-        "model",
-        "params",
-        "batch",
-        "pipeline",
-        "precision",
-        "CPU class",
-        "GPU class",
-        "CPU epoch s",
-        "GPU epoch s",
-        "speedup",
-        "CPU acc",
-        "GPU acc",
-        "GPU J/epoch",
-    ]
-    columns = _columns(table, columns)
-    header = [_TERMINAL.get(c, c) for c in columns]
-    rows = _rows(table, columns)
-    text = _aligned(header, rows, left=1)
-    several = several_pairs(table)
-    flagged = [
-        f"  {r.model} bs{r.batch_size} {r.pipeline} {r.precision}"
-        + (f" ({pair_label(r.cpu_class, r.gpu_class)})" if several else "")
-        + f": {r.flags}"
-        for r in table.itertuples()
-        if r.flags
-    ]
-    if flagged:
-        text += "\nflags:\n" + "\n".join(flagged)
-    return text
 
 
 # ---- entry point ------------------------------------------------------------------------------------
@@ -278,7 +195,7 @@ def _read_all(results_dirs: list[Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
 def build_report(
     results_dirs: list[Path],
     out_dir: Path,
-    formats: Iterable[ReportFormat | str] = tuple(ReportFormat),
+    formats: Iterable[ReportFormat | str] = (ReportFormat.md, ReportFormat.html),
     pool: bool = False,
 ) -> Report:
     """Read the sweeps, compute the tables, write out_dir/report.md and/or out_dir/report.html (formats)
@@ -286,7 +203,7 @@ def build_report(
     removed). Sweeps run under different conditions (spec.condition_differences) are refused unless
     `pool`; then the report says what was pooled."""
     wanted = {ReportFormat(f) for f in formats}
-    docs = [f"report.{f.value}" for f in ReportFormat if f in wanted]
+    docs = [name for f in ReportFormat if f in wanted for name in _DOCS[f]]
     epochs, trials = _read_all(results_dirs)
     pooled = pooling(results_dirs, allow=pool)  # refuses differing conditions unless allowed
     epochs = ok_epochs(epochs, trials)
@@ -316,10 +233,12 @@ def build_report(
             + (f"; {len(unfinished)} planned trial(s) have no result (see Notes)" if unfinished else "")
             + ".\n",
             *([f"**{text}**\n"] if (text := pooled.note(len(results_dirs) > 1, "`")) else []),
-            HOW_TO_READ + (HOW_TO_READ_CLASSES if has_classes(table) else ""),
-            _table_section(table),
+            # the answer first (headline table, what it shows), then how to read it, then the rest
+            headline_section(table),
             narrative.section(table),
             *([class_matrix_section(table)] if several_classes(table) else []),
+            HOW_TO_READ + (HOW_TO_READ_CLASSES if has_classes(table) else ""),
+            details_section(table),
             _figures_section(keys := _figure_keys(epochs)),
             paper_section(table),
             parity_section(epochs),
@@ -344,6 +263,9 @@ def build_report(
         for key in keys:
             _DRAW[key](table, summary, epochs, staging / Path(FIGURES[key]).name)
         (staging / "report.md").write_text(markdown, encoding="utf-8")
+        if ReportFormat.csv in wanted:  # for a spreadsheet: the same rows and columns as the JSON
+            table.to_csv(staging / "summary.csv", index=False)
+            epochs.to_csv(staging / "epochs.csv", index=False)
         if ReportFormat.html in wanted:
             write_html(markdown, staging, staging / "report.html")  # figures embedded from staging
         figure_paths = [out_dir / FIGURES[key] for key in keys]

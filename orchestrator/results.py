@@ -27,13 +27,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from orchestrator.errors import BenchctlError
+from orchestrator.schema import READABLE_VERSIONS, SCHEMA_VERSION  # what each added: CHANGELOG.md
 from orchestrator.spec import condition_differences, conditions
 
-# 2 added hw_class, node_id and the trials' placement columns; 3 trial_process; 4 host_busy/steal_pct;
-# 5 epochs written as they arrive (status "partial"), restored, checkpoint_s/_mb, the trials' checkpoint
-# and data_cache/data_s_load
-SCHEMA_VERSION = "5"
-READABLE_VERSIONS = ("1", "2", "3", "4", "5")  # older files lack newer columns; they read as null
 _META_VERSION = b"benchctl.schema_version"
 _META_KIND = b"benchctl.kind"
 
@@ -216,6 +212,11 @@ def read_results(results_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     if not results_dir.is_dir():
         raise ResultsError(f"results directory {results_dir} does not exist; pass the folder a sweep wrote")
     epochs, trials = read_kind(results_dir, "epochs"), read_kind(results_dir, "trials")
+    if epochs.empty and trials.empty and any((p / "spec.json").is_file() for p in results_dir.iterdir()):
+        raise ResultsError(  # a parent of sweeps, such as results/
+            f"{results_dir} holds sweep folders, not one sweep's results; list them with "
+            f"`benchctl ls {results_dir}` and report one, e.g. `benchctl report {results_dir}/NAME`"
+        )
     if epochs.empty and trials.empty:
         raise ResultsError(
             f"{results_dir} holds no benchctl results (no epochs/*.parquet or trials/*.parquet); "

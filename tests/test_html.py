@@ -133,7 +133,7 @@ def test_cli_unknown_format_is_one_line_exit_2(results, tmp_path):
     result = runner.invoke(app, ["report", str(results), "--out", str(out), "--format", "md,pdf"])
     assert result.exit_code == 2, result.output
     lines = result.stderr.strip().splitlines()
-    assert lines == ["benchctl: error: --format: unknown value 'pdf'; choose from md, html"]
+    assert lines == ["benchctl: error: --format: unknown value 'pdf'; choose from md, html, csv"]
     assert not out.exists()
 
 

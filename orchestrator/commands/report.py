@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from orchestrator.report import ReportFormat, build_report, table_json
+from orchestrator.errors import BenchctlError
 from orchestrator.spec import parse_choices
 
 
@@ -27,8 +27,7 @@ def report(
         str,
         typer.Option(
             "--format",
-            help="Comma list of documents to write: md (report.md), html (report.html, self-contained: "
-            "figures embedded, opens offline). Figures are always written.",
+            help="Comma list: md, html (self-contained), csv (summary.csv, epochs.csv). Figures always.",
         ),
     ] = "md,html",
     as_json: Annotated[
@@ -43,6 +42,14 @@ def report(
     ] = False,
 ) -> None:
     """Turn sweep results into a speedup table, report.md / report.html and figures."""
+    for path in results:  # refused before pandas and matplotlib load (results.read_results says the same)
+        if path.exists() and not path.is_dir():
+            raise BenchctlError(f"{path} is a file, not a results directory; pass the folder a sweep wrote")
+        if not path.is_dir():
+            raise BenchctlError(f"results directory {path} does not exist; pass the folder a sweep wrote")
+    # pandas and matplotlib behind it: imported when the command runs, not for --help or a refusal
+    from orchestrator.report import ReportFormat, build_report, table_json
+
     chosen = parse_choices(formats, ReportFormat, "--format")  # one-line error, exit 2, before any reading
     out_dir = out or results[0] / "report"
     built = build_report(results, out_dir, formats=chosen, pool=pool)
