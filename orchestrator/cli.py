@@ -8,13 +8,16 @@
 
 Commands only parse options, build the spec and call library code. A BenchctlError becomes one
 line on stderr and its exit code (2: bad input, 1: failure while running); Ctrl-C exits 130.
-`--debug` shows the traceback instead.
+`--debug` (before or after the subcommand) adds the traceback and keeps the exit code.
 """
 
 from __future__ import annotations
 
 import functools
+import subprocess
 import sys
+import traceback
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -33,8 +36,18 @@ class _OneLineErrors(TyperGroup):
     `benchctl: error:` line with exit 2, like benchctl's own, instead of Typer's framed box."""
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        args = list(sys.argv[1:] if args is None else args)
+        # --debug is global but belongs anywhere on the line (`benchctl sweep --debug ...` too): taken out
+        # here, since click only knows it before the subcommand; nothing after `--` is an option
+        end = args.index("--") if "--" in args else len(args)
+        _state["debug"] = "--debug" in args[:end]
+        args = [a for a in args[:end] if a != "--debug"] + args[end:]
         try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except BenchctlError as exc:  # re-raised by user_errors under --debug: traceback, same exit code
+            traceback.print_exc()
+            typer.echo(f"benchctl: error: {exc}", err=True)
+            sys.exit(exc.exit_code)
         except NoArgsIsHelpError as exc:  # bare `benchctl`: the help, as before
             exc.show()
             sys.exit(0)
@@ -53,21 +66,61 @@ class _OneLineErrors(TyperGroup):
 
 app = typer.Typer(
     cls=_OneLineErrors,
-    add_completion=False,
+    add_completion=True,  # Typer's --install-completion / --show-completion
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
     help="Measure GPU-vs-CPU training speedups as models grow, on Ray Tune.",
 )
 _state = {"debug": False}
 
 
+def version_text() -> str:
+    """`benchctl X (commit C), results schema S`: the package's version, the checkout's commit
+    ("unknown" outside a git checkout) and the schema of the Parquet files it writes."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from orchestrator.schema import SCHEMA_VERSION  # not results.py: that one imports pandas
+
+    root = Path(__file__).resolve().parent.parent
+    try:
+        number = version("benchctl")
+    except PackageNotFoundError:  # run from a checkout on PYTHONPATH, not installed: pyproject says it
+        pyproject = root / "pyproject.toml"
+        text = pyproject.read_text() if pyproject.is_file() else ""
+        number = next(
+            (ln.split('"')[1] for ln in text.splitlines() if ln.startswith("version = ")), "unknown"
+        )
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+            capture_output=True, text=True, timeout=10, check=True,
+        ).stdout.strip() or "unknown"  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        commit = "unknown"
+    return f"benchctl {number} (commit {commit}), results schema {SCHEMA_VERSION}"
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(version_text())
+        raise typer.Exit(0)
+
+
 @app.callback()
 def _main(
     debug: Annotated[
-        bool, typer.Option("--debug", help="Show tracebacks instead of one-line errors.")
+        bool,
+        typer.Option("--debug", help="Add the traceback to an error (also after the subcommand)."),
     ] = False,
+    version: Annotated[
+        bool | None,
+        typer.Option(
+            "--version", callback=_show_version, is_eager=True, help="Version, commit, schema; exit."
+        ),
+    ] = None,
 ) -> None:
-    _state["debug"] = debug
+    pass  # --debug is read in _OneLineErrors.main, wherever it stands on the line
 
 
 def user_errors(fn):
@@ -90,11 +143,15 @@ def user_errors(fn):
 
 
 def _register() -> None:
-    from orchestrator.commands import cache, cluster, models, report, sweep
+    from orchestrator.commands import cache, cluster, compare, models, report, sweep
 
     app.command("sweep")(user_errors(sweep.sweep))
     app.command("report")(user_errors(report.report))
+    app.command("compare")(user_errors(compare.compare))
     app.command("models")(user_errors(models.models))
+    from orchestrator.commands import ls
+
+    app.command("ls")(user_errors(ls.ls))
     for command in cluster.app.registered_commands:  # wrap each before it is bound
         command.callback = user_errors(command.callback)
     app.add_typer(cluster.app, name="cluster")

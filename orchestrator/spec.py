@@ -127,6 +127,9 @@ class SweepSpec:
     preset: Preset | None = None  # the --preset the options came from (a label; orchestrator/presets.py)
 
     def __post_init__(self) -> None:
+        for size, default in (("train_size", defaults.TRAIN_SIZE), ("test_size", defaults.TEST_SIZE)):
+            if getattr(self, size) is None:  # a stored non-synthetic spec's (to_dict): not used by its data
+                object.__setattr__(self, size, default)
         for axis in ("models", "devices", "batch_sizes", "pipelines", "precisions"):
             if axis == "devices" and self.devices is None:
                 continue  # resolved once the nodes are known
@@ -235,7 +238,14 @@ class SweepSpec:
             "cluster": str(self.cluster) if self.cluster else None,
             "preset": self.preset.value if self.preset else None,
             **self.trial_template(),
+            **_unused_sizes(self.dataset),
         }
+
+
+def _unused_sizes(dataset: str | None) -> dict:
+    """train_size/test_size as null for a data set they do not size (only synthetic data is generated at
+    a given size; cifar10 and folder:PATH are what they are), so spec.json never records sizes unused."""
+    return {} if dataset in (None, "synthetic") else {"train_size": None, "test_size": None}
 
 
 # what sweeps stored before a field existed did, where that differs from the field's default
@@ -255,7 +265,9 @@ def conditions(stored: dict) -> dict:
     so adding an option never makes old results unresumable or unpoolable."""
     before = _before_fields()
     keys = (before.keys() | stored.keys()) - {*GRID_AXES, *RESUMABLE_CHANGES}
-    return {key: stored.get(key, before.get(key)) for key in sorted(keys)}
+    out = {key: stored.get(key, before.get(key)) for key in sorted(keys)}
+    # specs stored before sizes were nulled carry synthetic sizes for any data set: read them as unused
+    return {**out, **_unused_sizes(out.get("dataset"))}
 
 
 def condition_differences(a: dict, b: dict) -> dict[str, tuple]:
@@ -276,6 +288,29 @@ def spec_differences(stored: dict, spec: SweepSpec) -> list[str]:
     grid = {k: (stored.get(k, before.get(k)), now[k]) for k in GRID_AXES if k in now}
     changed = {k: v for k, v in grid.items() if v[0] != v[1]} | condition_differences(stored, now)
     return [f"{key}: {old!r} -> {new!r}" for key, (old, new) in sorted(changed.items())]
+
+
+def read_stored_spec(results_dir: Path) -> dict | None:
+    """The spec a sweep's spec.json stores (its "spec"), or None without a readable one."""
+    try:
+        stored = json.loads((Path(results_dir) / "spec.json").read_text(encoding="utf-8"))["spec"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return stored if isinstance(stored, dict) else None
+
+
+def resume_fields(stored: dict) -> dict:
+    """SweepSpec fields as a stored spec (spec.json's "spec") ran them, for `--resume --name NAME` with no
+    other option: a key it lacks (written before the option existed) reads as what benchctl did then."""
+    names = {f.name for f in dataclasses.fields(SweepSpec)} - {"name", "out", "resume"}
+    merged = {**_before_fields(), **stored}
+    out = {k: v for k, v in merged.items() if k in names and (k in stored or k in _BEFORE_FIELD)}
+    for key in GRID_AXES:
+        if isinstance(out.get(key), list):
+            out[key] = tuple(out[key])
+    if out.get("cluster"):
+        out["cluster"] = Path(out["cluster"])
+    return out
 
 
 def resolve_devices(spec: SweepSpec, nodes: list[dict], echo: Callable[[str], None]) -> SweepSpec:

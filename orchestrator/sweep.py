@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import threading
 import time
@@ -108,6 +109,10 @@ def _shape(config: dict) -> str:
     return f"{axis(config, 'device')}: {describe(held)}{idle}{share}"
 
 
+def _trials(n: int) -> str:
+    return f"{n} trial{'s' * (n != 1)}"
+
+
 def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt
 
@@ -119,7 +124,31 @@ def _sigterm_as_interrupt():
     return signal.signal(signal.SIGTERM, _raise_interrupt)
 
 
-def run_sweep(spec: SweepSpec, echo: Callable[[str], None] = print) -> SweepOutcome:
+def _session_dir() -> Path | None:
+    """The folder (logs, sockets) of the Ray instance this process started, while Ray is up."""
+    import ray
+
+    try:  # no public API names it; Ray's own `ray.init` banner reads it from here too
+        return Path(ray._private.worker._global_node.get_session_dir_path())
+    except AttributeError:
+        return None
+
+
+def _remove_session(path: Path) -> None:
+    """Remove a local sweep's Ray session folder, and Ray's `session_latest` link when it points there:
+    every ray.init leaves one (~MBs of logs) under /tmp/ray or $RAY_TMPDIR, and nothing else reads it."""
+    shutil.rmtree(path, ignore_errors=True)
+    latest = path.parent / "session_latest"
+    with contextlib.suppress(OSError):
+        if latest.is_symlink() and Path(os.readlink(latest)).name == path.name:
+            latest.unlink()
+
+
+def run_sweep(
+    spec: SweepSpec, echo: Callable[[str], None] = print, keep_ray_logs: bool = False
+) -> SweepOutcome:
+    """Run the sweep. A local sweep's Ray session folder is removed afterwards, refused or not, unless
+    keep_ray_logs (a cluster's sessions live on its nodes and stay)."""
     import ray
     from ray import tune
 
@@ -141,6 +170,7 @@ def run_sweep(spec: SweepSpec, echo: Callable[[str], None] = print) -> SweepOutc
     os.environ["TUNE_DISABLE_SIGINT_HANDLER"] = "1"
     previous_sigterm = _sigterm_as_interrupt()
     isolation = contextlib.ExitStack()  # closed after ray.shutdown(): Ray lives and dies inside it
+    session = None
     try:
         try:
             if spec.cluster is None and spec.isolate_network:
@@ -151,6 +181,7 @@ def run_sweep(spec: SweepSpec, echo: Callable[[str], None] = print) -> SweepOutc
                         "authentication guards it"
                     )
             address = cluster.connect(spec.cluster, spec.cluster_port)
+            session = _session_dir() if spec.cluster is None and not keep_ray_logs else None
             # ray.init installs absl's failure handler for SIGTERM (a C++ stack dump, then death by the
             # signal): take SIGTERM back so that it ends the sweep like Ctrl-C, with exit 130
             _sigterm_as_interrupt()
@@ -181,7 +212,7 @@ def run_sweep(spec: SweepSpec, echo: Callable[[str], None] = print) -> SweepOutc
             to_run = {trial_config(c).trial_id for c in configs}
             carried = to_run & set(done.checkpoints) if spec.checkpoint else set()
             echo(
-                f"benchctl: resuming {results_dir}: {len(done.done)} trials complete, {len(configs)} to run"
+                f"benchctl: resuming {results_dir}: {_trials(len(done.done))} complete, {len(configs)} to run"
                 + (f", {len(carried)} continuing from their checkpoints" if carried else "")
             )
             if not configs:
@@ -194,7 +225,11 @@ def run_sweep(spec: SweepSpec, echo: Callable[[str], None] = print) -> SweepOutc
                 )
             )
         shapes = sorted({_shape(c) for c in configs})
-        echo(f"benchctl: {len(configs)} trials on {where}; per trial {'; '.join(shapes)}")
+        echo(f"benchctl: {_trials(len(configs))} on {where}; per trial {'; '.join(shapes)}")
+        from orchestrator.plan import idle_note  # the same note `--dry-run` prints
+
+        if note := idle_note(configs, nodes):
+            echo(note)
 
         provenance = driver_provenance()
         if done is None:
@@ -235,11 +270,14 @@ def run_sweep(spec: SweepSpec, echo: Callable[[str], None] = print) -> SweepOutc
     finally:
         ray.shutdown()
         isolation.close()
+        if session is not None:
+            _remove_session(session)
         if previous_sigterm is not None:
             signal.signal(signal.SIGTERM, previous_sigterm)
     failed = sum(1 for r in grid if r.error is not None)
     if failed == len(configs):
         raise BenchctlError(
-            f"all {failed} trials failed; see {results_dir}/trials (column 'error')", exit_code=RUNTIME
+            f"{'all ' * (failed > 1)}{_trials(failed)} failed; see {results_dir}/trials (column 'error')",
+            exit_code=RUNTIME,
         )
     return SweepOutcome(results_dir=results_dir, trials=len(configs), failed=failed, files=writer.written)

@@ -46,9 +46,9 @@ def test_report_on_missing_directory(tmp_path):
     assert not (tmp_path / "nothing").exists()
 
 
-def test_debug_shows_the_traceback_instead(tmp_path):
+def test_debug_adds_the_traceback_and_keeps_the_exit_code(tmp_path):
     result = runner.invoke(app, ["--debug", "report", str(tmp_path / "nothing")])
-    assert result.exit_code == 1 and result.exception is not None
+    assert result.exit_code == 2 and "Traceback" in result.stderr
 
 
 def test_unwritable_out_is_a_usage_error(tmp_path):

@@ -183,7 +183,7 @@ def test_driver_killed_then_resume_completes_the_set_and_an_open_cluster_is_flag
 
         resumed = benchctl([*args, "--resume"], lab.env)
         assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-        assert f"{done} trials complete, {4 - done} to run" in resumed.stdout
+        assert f"{done} trial{'s' * (done != 1)} complete, {4 - done} to run" in resumed.stdout
         assert resumed.stdout.count("does not require token authentication") == 1  # warned once
         epochs, trials = read_results(out / "res")
         assert sorted(trials[trials.status == "ok"].trial) == [

@@ -25,7 +25,6 @@ from orchestrator.spec import (
     parse_csv,
     parse_ints,
 )
-from orchestrator.sweep import run_sweep
 from trainables import config as d
 from trainables.config import Device, Pipeline, Precision
 
@@ -39,6 +38,21 @@ def _given(ctx: typer.Context) -> set[str]:
         if (source := ctx.get_parameter_source(name)) is not None
         and source.name not in ("DEFAULT", "DEFAULT_MAP")
     }
+
+
+# the `benchctl sweep` parameter of each SweepSpec field whose name differs (beside presets.option_of's)
+_PARAM_OF = {"cluster_port": "port", "isolate_network": "network_isolation"}
+
+
+def _stored_options(results_dir: Path, given: set[str]) -> dict:
+    """For --resume: the SweepSpec fields spec.json stores whose option the user did not give."""
+    from orchestrator.presets import option_of
+    from orchestrator.spec import read_stored_spec, resume_fields
+
+    stored = read_stored_spec(results_dir)
+    if stored is None:  # _reopen says what is wrong with the folder
+        return {}
+    return {k: v for k, v in resume_fields(stored).items() if _PARAM_OF.get(k, option_of(k)) not in given}
 
 
 def sweep(
@@ -127,7 +141,13 @@ def sweep(
         ),
     ] = True,
     resume: Annotated[
-        bool, typer.Option(help="Complete results OUT/NAME: run only its cells not yet done (same spec).")
+        bool, typer.Option(help="Complete OUT/NAME with its stored options; runs only cells not done.")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option(help="List the planned trials and where each can run; start nothing.")
+    ] = False,
+    keep_ray_logs: Annotated[
+        bool, typer.Option(help="Keep a local sweep's Ray session folder (logs); default: removed.")
     ] = False,
     out: Annotated[Path, typer.Option(help="Parent directory of results.")] = Path("results"),
     name: Annotated[str | None, typer.Option(help="Results go to OUT/NAME (default: a timestamp).")] = None,
@@ -172,13 +192,23 @@ def sweep(
         checkpoint=checkpoint,
         preset=preset,
     )
+    if resume:  # spec.json's options fill in what the user did not give; _reopen refuses what differs
+        fields.update(_stored_options(out / fields["name"], _given(ctx)))
     if preset is not None:  # the preset fills in what the user did not give
         fields.update(preset_fields(preset, given=_given(ctx)))
     spec = SweepSpec(**fields)
-    outcome = run_sweep(spec, echo=typer.echo)
+    if dry_run:
+        from orchestrator import plan
+
+        plan.dry_run(spec, echo=typer.echo)
+        return
+    from orchestrator.sweep import run_sweep  # Ray and pandas behind it: not for --help or a refusal
+
+    outcome = run_sweep(spec, echo=typer.echo, keep_ray_logs=keep_ray_logs)
     typer.echo(f"benchctl: results in {outcome.results_dir}; next: benchctl report {outcome.results_dir}")
     if outcome.failed:
         raise BenchctlError(
-            f"{outcome.failed} of {outcome.trials} trials failed; see {outcome.results_dir}/trials",
+            f"{outcome.failed} of {outcome.trials} trial{'s' * (outcome.trials != 1)} failed; "
+            f"see {outcome.results_dir}/trials",
             exit_code=RUNTIME,
         )
