@@ -19,3 +19,14 @@ TINY = {"train_size": 256, "test_size": 128, "batch_size": 32, "workers": 0, "cp
 @pytest.fixture
 def tiny() -> dict:
     return dict(TINY)
+
+
+@pytest.fixture(autouse=True)
+def _environment_restored():
+    """A CPU trial run in the test process hides GPUs by setting CUDA_VISIBLE_DEVICES="" in os.environ
+    (trainables/device.py); without this, that leaks into every later test's subprocesses (a lab host
+    with GPUs in Ray's books then refuses to start)."""
+    saved = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(saved)

@@ -72,7 +72,7 @@ def test_sigkill_of_the_driver_then_resume_completes_the_set_once(tmp_path, ray_
 
     result = runner.invoke(app, [*SWEEP, "--out", str(out), "--name", "k", "--resume"])
     assert result.exit_code == 0, result.output
-    assert f"{len(done)} trials complete, {3 - len(done)} to run" in result.output
+    assert f"{len(done)} trial{'s' * (len(done) != 1)} complete, {3 - len(done)} to run" in result.output
     epochs, trials = read_results(out / "k")
     ok = trials[trials.status == "ok"]
     assert sorted(ok.trial) == [f"simple_cnn/cpu/bs32/loader/fp32/r{r}" for r in range(3)]
