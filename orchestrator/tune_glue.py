@@ -152,10 +152,12 @@ class ResultsWriter(Callback):
     def on_trial_start(self, iteration, trials, trial, **info):
         tid = trial.trial_id
         self._started[tid] = datetime.now(timezone.utc)
-        self._rows.pop(tid, None)  # a retry of the same Tune trial is a new attempt
-        self._info.pop(tid, None)
-        self._checkpoint.pop(tid, None)
-        self._attempt.pop(tid, None)
+        self._forget(tid)  # a retry of the same Tune trial is a new attempt
+
+    def _forget(self, tid: str) -> None:
+        """Drop what the driver holds of the Tune trial's current attempt."""
+        for held in (self._attempt, self._rows, self._info, self._checkpoint):
+            held.pop(tid, None)
 
     def _attempt_of(self, trial) -> int:
         tid = trial.trial_id
@@ -215,10 +217,7 @@ class ResultsWriter(Callback):
         self._write(trial, status, error, ended=ended)
         if tid in self._spans:
             self._spans[tid][3] = ended
-        self._attempt.pop(tid, None)
-        self._rows.pop(tid, None)
-        self._info.pop(tid, None)
-        self._checkpoint.pop(tid, None)
+        self._forget(tid)
 
     def _write(
         self, trial, status: str, error: str | None, ended: datetime | None = None, epochs: bool = True
