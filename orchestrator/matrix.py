@@ -1,16 +1,16 @@
 """The experiment matrix, declared as data and expanded in exactly one place.
 
     axes = matrix_axes(spec)             # {"model": [...], "device": [...], ...}: the grid, as data
-    space = param_space(spec, alloc)     # the grid's cells as one tune.grid_search, for Ray Tune
-    configs = expand(spec, alloc)        # the same configs Tune resolves, for checks before Ray runs
+    plans = expand(spec, alloc)          # one TrialPlan (orchestrator/trial_plan.py) per cell
+    space = param_space(plans)           # the plans as one tune.grid_search, for Ray Tune
 
-Each Tune config is `{"cell": {model, device, batch_size, pipeline, precision, repeat}, ...fixed}`:
-the grid is expanded here into a list of cells and handed to Tune as one `grid_search`, so a
-`--resume` can leave out the cells already complete (`skip`) and still run through this one place.
+The grid is expanded here into a list of typed plans and handed to Tune as one `grid_search` of
+their dicts, so a `--resume` can leave out the trials already complete (`skip`) and still run
+through this one place.
 
-Resources are a function of a trial's config (`trial_resources`), used both by Ray
-(`tune.with_resources`) and by the trial itself (its torch threads), so what Ray reserves and what
-the trial uses can never disagree. Per placement mode (`--placement`):
+Resources are a function of the plan (`TrialPlan.resources`), used both by Ray
+(`tune.with_resources`) and by the trial itself (its torch threads: `plan.trial.cpus`), so what
+Ray reserves and what the trial uses can never disagree. Per placement mode (`--placement`):
 
     exclusive    cpu cell: the largest node's cores (all but one used, one kept idle for Ray's
                  daemons), so nothing else runs beside it; gpu cell: 1 GPU + 1 core + 1 per worker
@@ -21,18 +21,20 @@ the trial uses can never disagree. Per placement mode (`--placement`):
 
 With `--per-class` the device axis becomes a hardware-class axis (orchestrator/hardware.py): one
 column per class found in the cluster, each CPU class with its own allotment (sized to its nodes),
-and every cell pinned to its class's nodes through Ray's node-id label (`trial_request`).
+and every cell pinned to its class's nodes through Ray's node-id label (`TrialPlan.request`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from orchestrator.hardware import NODE_ID_LABEL, HwClass
+from orchestrator.hardware import HwClass
 from orchestrator.spec import Placement, SweepSpec
-from trainables.config import Device, Pipeline, TrialConfig
+from orchestrator.trial_plan import TUNE_KEY, TrialPlan
+from trainables.config import Device, TrialConfig
 
 
 @dataclass(frozen=True)
@@ -80,109 +82,51 @@ def matrix_axes(spec: SweepSpec, classes: list[HwClass] | None = None) -> dict[s
     }
 
 
-def cells(spec: SweepSpec, classes: list[HwClass] | None = None) -> list[dict]:
-    """Every combination of the axes' values, one dict per trial, in a stable order."""
+def _cell_configs(spec: SweepSpec, classes: list[HwClass] | None) -> list[TrialConfig]:
+    """Every combination of the axes' values as a TrialConfig (cpus not yet allotted), stable order."""
     axes = matrix_axes(spec, classes)
-    out = [dict(zip(axes, combo, strict=True)) for combo in itertools.product(*axes.values())]
-    for cell in out:
+    out = []
+    for combo in itertools.product(*axes.values()):
+        cell = dict(zip(axes, combo, strict=True))
         if "hw_class" in cell:
             cell["device"] = cell["hw_class"].split(":", 1)[0]
+        out.append(TrialConfig(**cell, **spec.trial_template()))
     return out
 
 
-def _fixed(spec: SweepSpec, alloc: Allotment, classes: list[HwClass] | None = None) -> dict:
-    fixed = {
-        "trial": spec.trial_template(),
-        "cpu_cell_cpus": alloc.cpu_cell_cpus,
-        "gpu_cell_cpus": alloc.gpu_cell_cpus,
-        "cpu_cell_reserve": alloc.cpu_cell_reserve,
-        "placement": alloc.placement.value,
-        "trial_process": spec.trial_process.value,
-        "sweep": spec.name,
-    }
-    if spec.per_class:
-        per = {}
-        for c in classes or []:
-            own = resolve_allotment(spec, [c.cpus])  # a CPU class's cells are sized to its own nodes
-            per[c.name] = {"node_ids": list(c.node_ids), "cpu_cell_cpus": own.cpu_cell_cpus,
-                           "cpu_cell_reserve": own.cpu_cell_reserve}  # fmt: skip
-        fixed["classes"] = per
-    return fixed
+def _plan(spec: SweepSpec, alloc: Allotment, cfg: TrialConfig, own: HwClass | None) -> TrialPlan:
+    """The plan of one cell: its cores (a CPU class's cells are sized to that class's own nodes)."""
+    if cfg.device is Device.gpu:
+        # a resident gpu cell has no DataLoader workers: one core drives the GPU
+        cpus, reserve = alloc.gpu_cell_cpus or 1 + cfg.data_workers, 0
+    else:
+        sized = resolve_allotment(spec, [own.cpus]) if own else alloc
+        cpus, reserve = sized.cpu_cell_cpus, sized.cpu_cell_reserve
+    return TrialPlan(
+        trial=dataclasses.replace(cfg, cpus=cpus),
+        placement=alloc.placement,
+        trial_process=spec.trial_process,
+        reserve=reserve,
+        node_ids=own.node_ids if own else (),
+        sweep=spec.name,
+    )
 
 
 def expand(
     spec: SweepSpec, alloc: Allotment, skip: Collection[str] = (), classes: list[HwClass] | None = None
-) -> list[dict]:
-    """The Tune configs of the grid, minus trials whose trial_id is in `skip` (done on a --resume)."""
-    fixed = _fixed(spec, alloc, classes)
-    configs = [{"cell": cell, **fixed} for cell in cells(spec, classes)]
-    return [c for c in configs if trial_config(c).trial_id not in skip]
+) -> list[TrialPlan]:
+    """The plans of the grid, minus trials whose trial_id is in `skip` (done on a --resume)."""
+    by_name = {c.name: c for c in classes or []}
+    plans = [_plan(spec, alloc, cfg, by_name.get(cfg.hw_class)) for cfg in _cell_configs(spec, classes)]
+    return [p for p in plans if p.trial.trial_id not in skip]
 
 
-def param_space(
-    spec: SweepSpec, alloc: Allotment, skip: Collection[str] = (), classes: list[HwClass] | None = None
-) -> dict:
-    """`expand` as Tune's param_space: the cells as one grid_search, the fixed keys beside it."""
+def param_space(plans: list[TrialPlan]) -> dict:
+    """The plans as Tune's param_space: one grid_search over their dicts, so each trial's config is
+    a plan's `tune_config()`."""
     from ray import tune
 
-    configs = expand(spec, alloc, skip, classes)
-    return {"cell": tune.grid_search([c["cell"] for c in configs]), **_fixed(spec, alloc, classes)}
-
-
-def _class_of(config: dict) -> dict | None:
-    name = config["cell"].get("hw_class")
-    return config.get("classes", {}).get(name) if name else None
-
-
-def axis(config: dict, name: str):
-    """An axis value of a Tune config (`device`, `pipeline`, ...)."""
-    return config["cell"][name]
-
-
-def cpus_used(config: dict) -> int:
-    """Cores the trial itself uses (torch threads + DataLoader workers fit inside them)."""
-    if axis(config, "device") == Device.gpu.value:
-        # a resident gpu cell has no DataLoader workers: one core drives the GPU
-        workers = config["trial"]["workers"] if axis(config, "pipeline") == Pipeline.loader.value else 0
-        return config["gpu_cell_cpus"] or 1 + workers
-    own = _class_of(config)
-    return own["cpu_cell_cpus"] if own else config["cpu_cell_cpus"]
-
-
-def trial_resources(config: dict) -> dict[str, float]:
-    """Ray resources of one trial: `{"CPU": n}` for a cpu cell (the cores it uses plus its idle
-    reserve), `{"CPU": n, "GPU": 1}` for a gpu cell; packed: 1 CPU whatever the trial uses."""
-    gpu = {"GPU": 1} if axis(config, "device") == Device.gpu.value else {}
-    if config.get("placement") == Placement.packed.value:
-        return {"CPU": 1, **gpu}
-    if gpu:
-        return {"CPU": cpus_used(config), **gpu}
-    own = _class_of(config)
-    reserve = own["cpu_cell_reserve"] if own else config.get("cpu_cell_reserve", 0)
-    return {"CPU": cpus_used(config) + reserve}
-
-
-def trial_request(config: dict):
-    """What Tune asks Ray for: `trial_resources`, pinned to the class's nodes when the cell has a
-    hardware class (a placement group whose bundle carries Ray's node-id label selector)."""
-    resources = trial_resources(config)
-    own = _class_of(config)
-    if own is None:
-        return resources
-    from ray.tune import PlacementGroupFactory
-
-    selector = {NODE_ID_LABEL: f"in({','.join(own['node_ids'])})"}
-    return PlacementGroupFactory([resources], bundle_label_selector=[selector])
-
-
-def pins_cpus(config: dict) -> bool:
-    """Whether the trial pins itself to its own cores (partitioned placement)."""
-    return config.get("placement") == Placement.partitioned.value
-
-
-def trial_config(config: dict) -> TrialConfig:
-    """The TrialConfig a Tune config describes (validated by TrialConfig itself)."""
-    return TrialConfig(**config["cell"], **config["trial"], cpus=cpus_used(config))
+    return {TUNE_KEY: tune.grid_search([p.to_dict() for p in plans])}
 
 
 def _fits(need: dict[str, float], have: dict[str, float]) -> bool:
@@ -195,18 +139,17 @@ def describe(resources: dict[str, float]) -> str:
     return " + ".join(parts) if resources.get("GPU") else parts[1]
 
 
-def unplaceable(configs: list[dict], nodes: list[dict]) -> str | None:
+def unplaceable(plans: list[TrialPlan], nodes: list[dict]) -> str | None:
     """None if every trial fits on some node; else one line naming what no node can ever hold.
 
     A trial that fits no node would sit PENDING forever in Tune, so it is refused before fit().
     """
     missing: dict[str, dict[str, float]] = {}
-    for config in configs:
-        need = trial_resources(config)
-        own = _class_of(config)
-        candidates = [n for n in nodes if own is None or n.get("node_id") in own["node_ids"]]
+    for plan in plans:
+        need = plan.resources
+        candidates = [n for n in nodes if not plan.node_ids or n.get("node_id") in plan.node_ids]
         if not any(_fits(need, n["resources"]) for n in candidates):
-            missing.setdefault(f"{config['cell'].get('hw_class') or axis(config, 'device')} cells", need)
+            missing.setdefault(f"{plan.where} cells", need)
     if not missing:
         return None
     have = "; ".join(f"{n['host']}: {describe(n['resources'])}" for n in nodes) or "no alive nodes"

@@ -2,7 +2,7 @@
 
     from orchestrator.plan import dry_run, idle_nodes, local_nodes
     dry_run(spec, echo=print)       # no --cluster: no Ray at all, this machine as one Ray-style node
-    idle_nodes(configs, nodes)      # "host (why)" for each node that can run no cell of the sweep
+    idle_nodes(plans, nodes)        # "host (why)" for each node that can run no cell of the sweep
 
 Without --cluster the plan is made from this machine's CPU count and its NVIDIA device files, so a
 dry run starts no Ray (no /tmp/ray session) and imports no CUDA. With --cluster it joins the cluster
@@ -18,17 +18,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from orchestrator import hardware
-from orchestrator.matrix import (
-    _class_of,
-    _fits,
-    describe,
-    expand,
-    resolve_allotment,
-    trial_config,
-    trial_resources,
-)
+from orchestrator.matrix import _fits, describe, expand, resolve_allotment
 from orchestrator.matrix import unplaceable as find_unplaceable
 from orchestrator.spec import SpecError, SweepSpec, resolve_devices
+from orchestrator.trial_plan import TrialPlan
+from trainables.config import Device
 
 
 def _local_gpus() -> int:
@@ -54,43 +48,42 @@ def local_nodes() -> list[dict]:
              "resources": resources, "gpu_model": None}]  # fmt: skip
 
 
-def _why_not(config: dict, node: dict, largest: float) -> str | None:
-    """Why `node` cannot take the trial `config` describes (None: it can)."""
-    need, have = trial_resources(config), node["resources"]
-    own = _class_of(config)
-    what = config["cell"].get("hw_class") or config["cell"]["device"]
-    if own is not None and node.get("node_id") not in own["node_ids"]:
+def _why_not(plan: TrialPlan, node: dict, largest: float) -> str | None:
+    """Why `node` cannot take the trial `plan` describes (None: it can)."""
+    need, have = plan.resources, node["resources"]
+    what = plan.where
+    if plan.node_ids and node.get("node_id") not in plan.node_ids:
         return f"{what} cells are pinned to their class's nodes"
     if _fits(need, have):
         return None
     if need.get("GPU") and have.get("GPU", 0) < need["GPU"]:
         return f"{what} cells need a GPU, it has none"
     why = f"{what} cells need {describe(need)}, it has {have.get('CPU', 0):g}"
-    if config["cell"]["device"] == "cpu" and own is None and need.get("CPU", 0) >= largest - 1:
+    if plan.trial.device is Device.cpu and not plan.node_ids and need.get("CPU", 0) >= largest - 1:
         why += " (sized to the largest node; --per-class sizes each class to its own nodes)"
     return why
 
 
-def idle_nodes(configs: list[dict], nodes: list[dict]) -> list[str]:
-    """`host (reason; reason)` for every node that can run none of `configs`; empty when all can."""
+def idle_nodes(plans: list[TrialPlan], nodes: list[dict]) -> list[str]:
+    """`host (reason; reason)` for every node that can run none of `plans`; empty when all can."""
     largest = max((n["resources"].get("CPU", 0) for n in nodes), default=0)
     out = []
     for node in nodes:
         reasons = {}
-        for config in configs:
-            why = _why_not(config, node, largest)
+        for plan in plans:
+            why = _why_not(plan, node, largest)
             if why is None:
                 break
             reasons.setdefault(why, None)
         else:
-            if configs:
+            if plans:
                 out.append(f"{node['host']} ({describe(node['resources'])}: {'; '.join(reasons)})")
     return out
 
 
-def idle_note(configs: list[dict], nodes: list[dict]) -> str | None:
+def idle_note(plans: list[TrialPlan], nodes: list[dict]) -> str | None:
     """The line a dry run and a real sweep print when some nodes will sit idle, else None."""
-    idle = idle_nodes(configs, nodes)
+    idle = idle_nodes(plans, nodes)
     if not idle:
         return None
     nodes_ = f"{len(idle)} node{'s' * (len(idle) != 1)}"
@@ -130,27 +123,24 @@ def _plan(spec: SweepSpec, nodes: list[dict], echo: Callable[[str], None]) -> No
     spec = resolve_devices(spec, nodes, echo)
     alloc = resolve_allotment(spec, [int(n["resources"].get("CPU", 0)) for n in nodes])
     classes = _classes(spec, nodes)
-    configs = expand(spec, alloc, skip, classes)
-    problem = find_unplaceable(configs, nodes)
+    plans = expand(spec, alloc, skip, classes)
+    problem = find_unplaceable(plans, nodes)
     if problem:
         raise SpecError(problem)
     largest = max((n["resources"].get("CPU", 0) for n in nodes), default=0)
     rows = []
-    for config in configs:
-        hosts = [n["host"] for n in nodes if _why_not(config, n, largest) is None]
-        rows.append(
-            (trial_config(config).trial_id, describe(trial_resources(config)), config["placement"],
-             ", ".join(hosts))
-        )  # fmt: skip
+    for plan in plans:
+        hosts = [n["host"] for n in nodes if _why_not(plan, n, largest) is None]
+        rows.append((plan.trial.trial_id, describe(plan.resources), plan.placement.value, ", ".join(hosts)))
     header = ("trial", "resources", "placement", "can run on")
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     for row in [header, tuple("-" * w for w in widths), *rows]:
         echo("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
     where = ", ".join(f"{n['host']} ({describe(n['resources'])})" for n in nodes)
     done = f", {len(skip)} already complete" if spec.resume else ""
-    n = len(configs)
+    n = len(plans)
     echo(f"benchctl: dry run: {n} trial{'s' * (n != 1)} on {where}{done}; nothing started, nothing written")
-    if note := idle_note(configs, nodes):
+    if note := idle_note(plans, nodes):
         echo(note)
 
 

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from ray.tune import Callback
 
 from orchestrator.eta import Pace, State, eta_s, format_eta
-from orchestrator.matrix import trial_config
 from orchestrator.phases import BOARD_NAME, phase_board, post_phase
+from orchestrator.trial_plan import TrialPlan
 from orchestrator.tune_glue import _last_error_line
 
 __all__ = ["Progress", "post_phase"]  # post_phase (orchestrator.phases): the trial side, for tune_trial
@@ -54,9 +54,8 @@ class _Trial:
     phase: str | None = None
 
     @classmethod
-    def of(cls, config: dict) -> _Trial:
-        cfg = trial_config(config)
-        where = cfg.hw_class or cfg.device.value
+    def of(cls, plan: TrialPlan) -> _Trial:
+        cfg, where = plan.trial, plan.where
         return cls(cfg.trial_id, where, (cfg.cell, f"{cfg.model}/{where}"), cfg.epochs)
 
     def pace(self, now: float) -> Pace:
@@ -87,8 +86,8 @@ def _metrics(row: dict) -> list[str]:
 class Progress(Callback):
     """Tune callback: live table on a terminal, plain event lines elsewhere (see the module doc)."""
 
-    def __init__(self, configs: Sequence[dict]) -> None:
-        self._trials = {t.trial_id: t for t in map(_Trial.of, configs)}
+    def __init__(self, plans: Sequence[TrialPlan]) -> None:
+        self._trials = {t.trial_id: t for t in map(_Trial.of, plans)}
         self._by_tune_id: dict[str, str] = {}  # Tune's trial id -> benchctl's
         self.total = len(self._trials)
         self.done = self.failed = self.retried = 0
@@ -264,7 +263,7 @@ class Progress(Callback):
     def _trial(self, trial) -> _Trial:
         tid = self._by_tune_id.get(trial.trial_id)
         if tid is None:
-            record = _Trial.of(trial.config)
+            record = _Trial.of(TrialPlan.from_tune(trial.config))
             with self._lock:
                 if record.trial_id not in self._trials:  # not planned: counted from now on
                     self._trials[record.trial_id] = record

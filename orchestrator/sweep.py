@@ -18,6 +18,7 @@ the numbering, and each cut trial continues from the latest epoch checkpoint its
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -30,23 +31,14 @@ from pathlib import Path
 
 from orchestrator import cluster, hardware
 from orchestrator.errors import RUNTIME, BenchctlError
-from orchestrator.matrix import (
-    axis,
-    cpus_used,
-    describe,
-    expand,
-    param_space,
-    resolve_allotment,
-    trial_config,
-    trial_request,
-    trial_resources,
-)
+from orchestrator.matrix import describe, expand, param_space, resolve_allotment
 from orchestrator.matrix import unplaceable as find_unplaceable
 from orchestrator.netns import private_network
 from orchestrator.provenance import driver_provenance
 from orchestrator.relayfs import start_store, storage_filesystem
 from orchestrator.results import ResultsError, progress, write_json_atomic
-from orchestrator.spec import SpecError, SweepSpec, resolve_devices, spec_differences
+from orchestrator.spec import Placement, SpecError, SweepSpec, resolve_devices, spec_differences
+from orchestrator.trial_plan import TrialPlan
 from trainables.config import TrialConfig
 from trainables.data import DatasetUnavailable, check_available
 
@@ -102,11 +94,28 @@ def _reopen(spec: SweepSpec):
         raise SpecError(f"--resume: {exc}") from None
 
 
-def _shape(config: dict) -> str:
-    held, used = trial_resources(config), cpus_used(config)
+def _shape(plan: TrialPlan) -> str:
+    held, used = plan.resources, plan.cpus
     idle = f" ({used} used, the rest kept idle for Ray)" if held["CPU"] > used else ""
-    share = " (Ray books 1 CPU, not what it uses)" if config.get("placement") == "packed" else ""
-    return f"{axis(config, 'device')}: {describe(held)}{idle}{share}"
+    share = " (Ray books 1 CPU, not what it uses)" if plan.placement is Placement.packed else ""
+    return f"{plan.trial.device.value}: {describe(held)}{idle}{share}"
+
+
+def _store_name(spec: SweepSpec) -> str | None:
+    """On a cluster, Tune's storage is this node's disk reached through a Ray actor (relayfs.py says why)."""
+    return f"benchctl-store-{spec.name}" if spec.cluster is not None else None
+
+
+def _with_run_settings(spec: SweepSpec, plans: list[TrialPlan], done) -> list[TrialPlan]:
+    """The plans with how this run drives them: checkpoints on or off, the storage relay, and on a
+    --resume with checkpoints the latest checkpoint an earlier run left for each unfinished trial."""
+    carry_on = done is not None and spec.checkpoint
+    restore = {t: path for t, (path, _) in done.checkpoints.items()} if carry_on else {}
+    store = _store_name(spec)
+    return [
+        dataclasses.replace(p, checkpoint=spec.checkpoint, restore=restore.get(p.trial.trial_id), store=store)
+        for p in plans
+    ]
 
 
 def _trials(n: int) -> str:
@@ -153,7 +162,7 @@ def run_sweep(
     from ray import tune
 
     from orchestrator.progress import Progress
-    from orchestrator.tune_glue import ResultsWriter, tune_trial
+    from orchestrator.tune_glue import ResultsWriter, trial_request, tune_trial
 
     try:  # the data set is shared by every cell, so any cell's config can check it
         check_available(TrialConfig(model=spec.models[0], **spec.trial_template()))
@@ -198,8 +207,8 @@ def run_sweep(
                         "check `benchctl cluster status`"
                     )
             skip = done.done if done else frozenset()
-            configs = expand(spec, alloc, skip, classes)
-            problem = find_unplaceable(configs, nodes)
+            plans = _with_run_settings(spec, expand(spec, alloc, skip, classes), done)
+            problem = find_unplaceable(plans, nodes)
             if problem:
                 raise SpecError(problem)
         except BaseException:
@@ -209,13 +218,12 @@ def run_sweep(
         if address and cluster.auth_required(address) is False:
             echo(cluster.NO_AUTH_WARNING.format(address=address))
         if done is not None:
-            to_run = {trial_config(c).trial_id for c in configs}
-            carried = to_run & set(done.checkpoints) if spec.checkpoint else set()
+            carried = [p for p in plans if p.restore]
             echo(
-                f"benchctl: resuming {results_dir}: {_trials(len(done.done))} complete, {len(configs)} to run"
+                f"benchctl: resuming {results_dir}: {_trials(len(done.done))} complete, {len(plans)} to run"
                 + (f", {len(carried)} continuing from their checkpoints" if carried else "")
             )
-            if not configs:
+            if not plans:
                 return SweepOutcome(results_dir=results_dir, trials=0, failed=0, files=[])
         if classes:
             echo(
@@ -224,11 +232,11 @@ def run_sweep(
                     f"{c.name} ({len(c.node_ids)} node{'s' * (len(c.node_ids) > 1)})" for c in classes
                 )
             )
-        shapes = sorted({_shape(c) for c in configs})
-        echo(f"benchctl: {_trials(len(configs))} on {where}; per trial {'; '.join(shapes)}")
+        shapes = sorted({_shape(p) for p in plans})
+        echo(f"benchctl: {_trials(len(plans))} on {where}; per trial {'; '.join(shapes)}")
         from orchestrator.plan import idle_note  # the same note `--dry-run` prints
 
-        if note := idle_note(configs, nodes):
+        if note := idle_note(plans, nodes):
             echo(note)
 
         provenance = driver_provenance()
@@ -240,24 +248,18 @@ def run_sweep(
                 {"spec": spec.to_dict(), "provenance": provenance}, results_dir / f"resume-{runs}.json"
             )
         writer = ResultsWriter(results_dir, provenance, done.attempts if done else None, nodes)
-        progress = Progress(configs)
+        progress = Progress(plans)
         run_name = spec.name if done is None else f"{spec.name}-resume-{time.strftime('%Y%m%d-%H%M%S')}"
-        space = param_space(spec, alloc, skip, classes)
-        space["checkpoint"] = spec.checkpoint
-        # a --resume continues each unfinished trial from the latest checkpoint an earlier run left
-        carry_on = done is not None and spec.checkpoint
-        space["restore"] = {t: path for t, (path, _) in done.checkpoints.items()} if carry_on else {}
-        # On a cluster, Tune's storage is this node's disk reached through a Ray actor (relayfs.py says why)
-        space["store"] = f"benchctl-store-{spec.name}" if spec.cluster is not None else None
-        store = start_store(space["store"]) if space["store"] else None  # lives as long as this handle
+        store_name = _store_name(spec)
+        store = start_store(store_name) if store_name else None  # lives as long as this handle
         tuner = tune.Tuner(
             tune.with_resources(tune_trial, resources=trial_request),
-            param_space=space,
+            param_space=param_space(plans),
             tune_config=tune.TuneConfig(reuse_actors=False),
             run_config=tune.RunConfig(
                 name=run_name,
                 storage_path=str((results_dir / ".tune").resolve()),
-                storage_filesystem=storage_filesystem(space["store"]) if space["store"] else None,
+                storage_filesystem=storage_filesystem(store_name) if store_name else None,
                 callbacks=[writer, progress],
                 failure_config=tune.FailureConfig(max_failures=spec.max_failures),
                 checkpoint_config=tune.CheckpointConfig(num_to_keep=1),
@@ -275,9 +277,9 @@ def run_sweep(
         if previous_sigterm is not None:
             signal.signal(signal.SIGTERM, previous_sigterm)
     failed = sum(1 for r in grid if r.error is not None)
-    if failed == len(configs):
+    if failed == len(plans):
         raise BenchctlError(
             f"{'all ' * (failed > 1)}{_trials(failed)} failed; see {results_dir}/trials (column 'error')",
             exit_code=RUNTIME,
         )
-    return SweepOutcome(results_dir=results_dir, trials=len(configs), failed=failed, files=writer.written)
+    return SweepOutcome(results_dir=results_dir, trials=len(plans), failed=failed, files=writer.written)

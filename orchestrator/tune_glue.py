@@ -1,7 +1,8 @@
 """What runs inside Ray Tune: the trial wrapper and the driver-side callbacks.
 
-`tune_trial` is the Tune function trainable: it rebuilds the TrialConfig from the Tune config and
-calls the plain `trainables.train.run_trial`, reporting each epoch's numbers with `tune.report`.
+`tune_trial` is the Tune function trainable: it rebuilds the TrialPlan (orchestrator/trial_plan.py)
+from the Tune config and hands its TrialConfig to the plain `trainables.train.run_trial` (or to a
+child process running it), reporting each epoch's numbers with `tune.report`.
 The trial's strings (host, device name, versions) travel once, in the first report, as one JSON
 attribute (`benchctl_info`); every other reported value is a flat number.
 
@@ -20,10 +21,16 @@ from pathlib import Path
 from ray.tune import Callback
 
 from orchestrator.hardware import row_class
-from orchestrator.matrix import cpus_used, pins_cpus, trial_config, trial_resources
 from orchestrator.results import EPOCH_METRICS, file_key, write_rows
+from orchestrator.spec import TrialProcess
+from orchestrator.trial_plan import TrialPlan
 
 INFO_KEY = "benchctl_info"
+
+
+def trial_request(config: dict):
+    """What Tune asks Ray for, for one of its configs (`tune.with_resources`)."""
+    return TrialPlan.from_tune(config).request()
 
 
 def tune_trial(config: dict) -> None:
@@ -37,15 +44,16 @@ def tune_trial(config: dict) -> None:
     from trainables.affinity import CoreBook, format_cores
     from trainables.isolated import run_isolated
 
-    cfg = trial_config(config)
+    plan = TrialPlan.from_tune(config)
+    cfg = plan.trial
     sent_info = False
     placement = {
-        "placement": config.get("placement"),
-        "cpu_share": trial_resources(config)["CPU"],
+        "placement": plan.placement.value,
+        "cpu_share": plan.resources["CPU"],
         "node_id": ray.get_runtime_context().get_node_id(),
     }
     work = Path(tempfile.mkdtemp(prefix="benchctl-ckpt-"))  # this attempt's local checkpoints
-    checkpoint_dir = work / "save" if config.get("checkpoint", True) else None
+    checkpoint_dir = work / "save" if plan.checkpoint else None
 
     def report(info: dict, row: dict) -> None:
         nonlocal sent_info
@@ -66,18 +74,18 @@ def tune_trial(config: dict) -> None:
 
     try:
         restore_from = None
-        checkpoint = tune.get_checkpoint() or stored_checkpoint(config, cfg.trial_id)
+        checkpoint = tune.get_checkpoint() or stored_checkpoint(plan)
         if checkpoint is not None:  # Tune's retry of this trial, or a --resume of an earlier run's
             post_phase(cfg.trial_id, f"fetching its checkpoint ({checkpoint.path})")
             restore_from = Path(checkpoint.to_directory(str(work / "restore")))
         # partitioned: pin to disjoint cores before torch starts its threads and the loader its workers
-        pin = CoreBook().claim(cpus_used(config)) if pins_cpus(config) else contextlib.nullcontext()
+        pin = CoreBook().claim(plan.cpus) if plan.pins_cpus else contextlib.nullcontext()
         with pin as cores:
             placement["cpu_affinity"] = format_cores(cores) if cores else None
             # child (default): the loop runs in a fresh process that inherits the pinned cores and Ray's
             # CUDA_VISIBLE_DEVICES; this worker only relays its epochs (trainables/isolated.py says why)
             run = run_isolated
-            if config.get("trial_process") == "inline":
+            if plan.trial_process is TrialProcess.inline:
                 from trainables.train import run_trial as run  # torch comes into this process only inline
             run(
                 cfg,
@@ -90,19 +98,18 @@ def tune_trial(config: dict) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def stored_checkpoint(config: dict, trial_id: str):
-    """The checkpoint an earlier run of this sweep left for `trial_id` (a --resume), or None.
+def stored_checkpoint(plan: TrialPlan):
+    """The checkpoint an earlier run of this sweep left for the trial (a --resume), or None.
 
-    `config["restore"]` maps trial ids to paths on the sweep's storage; on a cluster the storage is the
-    driver's node, reached through orchestrator/relayfs.py."""
-    path = (config.get("restore") or {}).get(trial_id)
-    if not path:
+    `plan.restore` is a path on the sweep's storage; on a cluster the storage is the driver's node,
+    reached through orchestrator/relayfs.py."""
+    if not plan.restore:
         return None
     from ray import tune
 
     from orchestrator.relayfs import storage_filesystem
 
-    return tune.Checkpoint(path=path, filesystem=storage_filesystem(config.get("store")))
+    return tune.Checkpoint(path=plan.restore, filesystem=storage_filesystem(plan.store))
 
 
 def _last_error_line(trial) -> str:
@@ -147,6 +154,7 @@ class ResultsWriter(Callback):
         self._started: dict[str, datetime] = {}
         # every attempt seen: Tune trial id -> [benchctl trial id, host, start, end or None]
         self._spans: dict[str, list] = {}
+        self._plans: dict[str, TrialPlan] = {}  # Tune trial id -> its plan
         self.written: list[Path] = []
 
     def on_trial_start(self, iteration, trials, trial, **info):
@@ -159,10 +167,17 @@ class ResultsWriter(Callback):
         for held in (self._attempt, self._rows, self._info, self._checkpoint):
             held.pop(tid, None)
 
+    def _plan(self, trial) -> TrialPlan:
+        """The trial's plan, read from its Tune config once (the config never changes between attempts)."""
+        tid = trial.trial_id
+        if tid not in self._plans:
+            self._plans[tid] = TrialPlan.from_tune(trial.config)
+        return self._plans[tid]
+
     def _attempt_of(self, trial) -> int:
         tid = trial.trial_id
         if tid not in self._attempt:
-            name = trial_config(trial.config).trial_id
+            name = self._plan(trial).trial.trial_id
             self._attempts[name] += 1
             self._attempt[tid] = self._attempts[name]
         return self._attempt[tid]
@@ -172,7 +187,7 @@ class ResultsWriter(Callback):
         if INFO_KEY in result:
             self._info[tid] = json.loads(result[INFO_KEY])
             start = self._started.get(tid, datetime.now(timezone.utc))
-            self._spans[tid] = [trial_config(trial.config).trial_id, self._info[tid].get("host"), start, None]
+            self._spans[tid] = [self._plan(trial).trial.trial_id, self._info[tid].get("host"), start, None]
         self._rows[tid].append({k: result[k] for k in EPOCH_METRICS if k in result})
         self._write(trial, status="partial", error=None)
 
@@ -223,12 +238,13 @@ class ResultsWriter(Callback):
         self, trial, status: str, error: str | None, ended: datetime | None = None, epochs: bool = True
     ) -> None:
         tid = trial.trial_id
-        cfg = trial_config(trial.config)
+        plan = self._plan(trial)
+        cfg = plan.trial
         attempt = self._attempt_of(trial)
         info = self._info.get(tid, {})
         rows = self._rows.get(tid, [])
         identity = {
-            "sweep": trial.config["sweep"],
+            "sweep": plan.sweep,
             "cell": cfg.cell,
             "trial": cfg.trial_id,
             "attempt": attempt,
@@ -261,9 +277,9 @@ class ResultsWriter(Callback):
             "epochs_done": len(rows),
             "started_at": self._started.get(tid),
             "ended_at": ended,
-            "placement": trial.config.get("placement"),
-            "trial_process": trial.config.get("trial_process", "inline"),
-            "cpu_share": trial_resources(trial.config)["CPU"],
+            "placement": plan.placement.value,
+            "trial_process": plan.trial_process.value,
+            "cpu_share": plan.resources["CPU"],
             "overlapped_with": self.overlapped(tid, ended or datetime.now(timezone.utc)),
             "checkpoint": checkpoint,
             "checkpoint_epoch": checkpoint_epoch,

@@ -9,14 +9,7 @@ from orchestrator.hardware import (
     row_class,
     short_cpu_name,
 )
-from orchestrator.matrix import (
-    expand,
-    resolve_allotment,
-    trial_config,
-    trial_request,
-    trial_resources,
-    unplaceable,
-)
+from orchestrator.matrix import expand, resolve_allotment, unplaceable
 from orchestrator.spec import SweepSpec
 
 NODES = [
@@ -63,14 +56,14 @@ def test_per_class_grid_pins_each_cell_and_sizes_cpu_cells_to_their_class():
     spec = SweepSpec(name="pc", models=("resnet18",), devices=("cpu", "gpu"), per_class=True)
     alloc = resolve_allotment(spec, [16, 64, 12])
     configs = expand(spec, alloc, classes=classes)
-    by_class = {c["cell"]["hw_class"]: c for c in configs}
+    by_class = {c.trial.hw_class: c for c in configs}
     assert len(configs) == 4 and set(by_class) == {c.name for c in classes}
     epyc = by_class["cpu:EPYC-7763-64c"]
-    assert trial_resources(epyc) == {"CPU": 64} and trial_config(epyc).cpus == 63
+    assert epyc.resources == {"CPU": 64} and epyc.trial.cpus == 63
     laptop = by_class["cpu:12th-Gen-Core-i7-12700H-12c"]
-    assert trial_resources(laptop) == {"CPU": 12} and trial_config(laptop).cpus == 11
-    assert trial_config(epyc).cell == "resnet18/cpu:EPYC-7763-64c/bs128/loader/fp32"
-    request = trial_request(by_class["gpu:H200"])
+    assert laptop.resources == {"CPU": 12} and laptop.trial.cpus == 11
+    assert epyc.trial.cell == "resnet18/cpu:EPYC-7763-64c/bs128/loader/fp32"
+    request = by_class["gpu:H200"].request()
     assert isinstance(request, PlacementGroupFactory)
     assert request.bundles == [{"CPU": 3.0, "GPU": 1.0}]
     assert unplaceable(configs, NODES) is None

@@ -1,3 +1,4 @@
+import dataclasses
 import math
 
 from ray import tune
@@ -7,13 +8,11 @@ from orchestrator.matrix import (
     expand,
     matrix_axes,
     param_space,
-    pins_cpus,
     resolve_allotment,
-    trial_config,
-    trial_resources,
     unplaceable,
 )
 from orchestrator.spec import SweepSpec
+from orchestrator.trial_plan import TrialPlan
 
 SPEC = SweepSpec(
     name="m",
@@ -28,42 +27,47 @@ ALLOT = Allotment(cpu_cell_cpus=16, gpu_cell_cpus=None)
 
 def test_grid_is_declared_once_and_expanded_consistently():
     axes = matrix_axes(SPEC)
-    space = param_space(SPEC, ALLOT)
+    space = param_space(expand(SPEC, ALLOT))
     configs = expand(SPEC, ALLOT)
-    assert space["cell"] == tune.grid_search([c["cell"] for c in configs])
+    assert space["plan"] == tune.grid_search([c.to_dict() for c in configs])
+    assert [TrialPlan.from_dict(d) for d in space["plan"]["grid_search"]] == configs  # plans round-trip
     assert len(configs) == math.prod(len(v) for v in axes.values()) == 2 * 2 * 2 * 2
     for name, values in axes.items():  # every axis value appears, and nothing else
-        assert {c["cell"][name] for c in configs} == set(values)
-    assert len({trial_config(c).trial_id for c in configs}) == len(configs)
+        assert {getattr(c.trial, name) for c in configs} == set(values)
+    assert len({c.trial.trial_id for c in configs}) == len(configs)
 
 
 def test_resume_skips_exactly_the_trials_already_done():
     configs = expand(SPEC, ALLOT)
-    done = {trial_config(c).trial_id for c in configs[::3]}
+    done = {c.trial.trial_id for c in configs[::3]}
     left = expand(SPEC, ALLOT, skip=done)
     assert len(left) == len(configs) - len(done)
-    assert not done & {trial_config(c).trial_id for c in left}
-    assert param_space(SPEC, ALLOT, skip=done)["cell"] == tune.grid_search([c["cell"] for c in left])
+    assert not done & {c.trial.trial_id for c in left}
+    assert param_space(left)["plan"] == tune.grid_search([c.to_dict() for c in left])
 
 
 def test_resources_are_a_function_of_the_config():
-    cpu, gpu = (next(c for c in expand(SPEC, ALLOT) if c["cell"]["device"] == d) for d in ("cpu", "gpu"))
-    assert trial_resources(cpu) == {"CPU": 16}
-    assert trial_resources(gpu) == {"CPU": 4, "GPU": 1}  # 1 driving the GPU + 3 DataLoader workers
-    resident = {**gpu, "cell": {**gpu["cell"], "pipeline": "resident"}}
-    assert trial_resources(resident) == {"CPU": 1, "GPU": 1}
-    assert trial_resources({**gpu, "gpu_cell_cpus": 6}) == {"CPU": 6, "GPU": 1}
+    cpu, gpu = (next(c for c in expand(SPEC, ALLOT) if c.trial.device == d) for d in ("cpu", "gpu"))
+    assert cpu.resources == {"CPU": 16}
+    assert gpu.resources == {"CPU": 4, "GPU": 1}  # 1 driving the GPU + 3 DataLoader workers
+    resident = _gpu_cell(dataclasses.replace(SPEC, pipelines=("resident",)), ALLOT)
+    assert resident.resources == {"CPU": 1, "GPU": 1}
+    assert _gpu_cell(SPEC, dataclasses.replace(ALLOT, gpu_cell_cpus=6)).resources == {"CPU": 6, "GPU": 1}
     # the trial uses what Ray reserved: threads + workers == allotment
-    cfg = trial_config(cpu)
+    cfg = cpu.trial
     assert cfg.cpus == 16 and cfg.torch_threads + cfg.data_workers == 16
+
+
+def _gpu_cell(spec, alloc):
+    return next(c for c in expand(spec, alloc) if c.trial.device == "gpu")
 
 
 def test_default_cpu_cell_has_the_largest_node_and_leaves_one_core_idle():
     alloc = resolve_allotment(SPEC, [4, 16, 8])
     assert (alloc.cpu_cell_cpus, alloc.cpu_cell_reserve) == (15, 1)
-    cpu = next(c for c in expand(SPEC, alloc) if c["cell"]["device"] == "cpu")
-    assert trial_resources(cpu) == {"CPU": 16}  # the whole node in Ray's books: nothing runs beside it
-    assert trial_config(cpu).cpus == 15  # threads + workers use 15 cores
+    cpu = next(c for c in expand(SPEC, alloc) if c.trial.device == "cpu")
+    assert cpu.resources == {"CPU": 16}  # the whole node in Ray's books: nothing runs beside it
+    assert cpu.trial.cpus == 15  # threads + workers use 15 cores
     assert resolve_allotment(SPEC, [1]) == Allotment(cpu_cell_cpus=1, gpu_cell_cpus=None, cpu_cell_reserve=0)
     spec = SweepSpec(name="m", cpus_per_trial=6, gpu_cpus=2)
     assert resolve_allotment(spec, [16]) == Allotment(cpu_cell_cpus=6, gpu_cell_cpus=2, cpu_cell_reserve=0)
@@ -74,16 +78,16 @@ def test_placement_modes_decide_what_ray_books_and_what_the_trial_uses():
     part = SweepSpec(name="m", placement="partitioned", devices=("cpu", "gpu"))
     alloc = resolve_allotment(part, nodes)
     assert (alloc.cpu_cell_cpus, alloc.cpu_cell_reserve) == (8, 0)  # two cells share the 16-core node
-    cpu = next(c for c in expand(part, alloc) if c["cell"]["device"] == "cpu")
-    assert trial_resources(cpu) == {"CPU": 8} and pins_cpus(cpu)
-    assert trial_config(cpu).torch_threads + trial_config(cpu).data_workers == 8
+    cpu = next(c for c in expand(part, alloc) if c.trial.device == "cpu")
+    assert cpu.resources == {"CPU": 8} and cpu.pins_cpus
+    assert cpu.trial.torch_threads + cpu.trial.data_workers == 8
     packed = SweepSpec(name="m", placement="packed", devices=("cpu", "gpu"))
     alloc = resolve_allotment(packed, nodes)
-    cpu, gpu = (next(c for c in expand(packed, alloc) if c["cell"]["device"] == d) for d in ("cpu", "gpu"))
-    assert trial_resources(cpu) == {"CPU": 1} and trial_config(cpu).cpus == 15  # books 1, uses 15
-    assert trial_resources(gpu) == {"CPU": 1, "GPU": 1} and not pins_cpus(gpu)
-    exclusive = next(c for c in expand(SPEC, resolve_allotment(SPEC, nodes)) if c["cell"]["device"] == "cpu")
-    assert not pins_cpus(exclusive)
+    cpu, gpu = (next(c for c in expand(packed, alloc) if c.trial.device == d) for d in ("cpu", "gpu"))
+    assert cpu.resources == {"CPU": 1} and cpu.trial.cpus == 15  # books 1, uses 15
+    assert gpu.resources == {"CPU": 1, "GPU": 1} and not gpu.pins_cpus
+    exclusive = next(c for c in expand(SPEC, resolve_allotment(SPEC, nodes)) if c.trial.device == "cpu")
+    assert not exclusive.pins_cpus
 
 
 def test_gpu_cells_on_a_cpu_only_cluster_are_refused_in_one_line():

@@ -64,8 +64,8 @@ def test_eta_reads_as_seconds_minutes_or_hours():
 class TuneTrial:
     """What the callbacks read of Tune's Trial: its id, its config and where its error is."""
 
-    def __init__(self, tune_id: str, config: dict, error: str | None = None):
-        self.trial_id, self.config, self.error_file, self._error = tune_id, config, None, error
+    def __init__(self, tune_id: str, plan, error: str | None = None):
+        self.trial_id, self.config, self.error_file, self._error = tune_id, plan.tune_config(), None, error
 
     def get_error(self):
         return self._error
