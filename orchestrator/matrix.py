@@ -31,6 +31,7 @@ import itertools
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from orchestrator.axes import AXES
 from orchestrator.hardware import HwClass
 from orchestrator.spec import Placement, SweepSpec
 from orchestrator.trial_plan import TUNE_KEY, TrialPlan
@@ -65,21 +66,17 @@ def resolve_allotment(spec: SweepSpec, node_cpus: list[int]) -> Allotment:
 
 
 def matrix_axes(spec: SweepSpec, classes: list[HwClass] | None = None) -> dict[str, list]:
-    """The grid: every combination of these values is one trial. With --per-class, `hw_class`
-    (the classes of the asked-for devices) replaces `device`."""
-    if spec.per_class:
-        wanted = {d.value for d in spec.devices}
-        where = {"hw_class": [c.name for c in classes or [] if c.device in wanted]}
-    else:
-        where = {"device": [d.value for d in spec.devices]}
-    return {
-        "model": list(spec.models),
-        **where,
-        "batch_size": list(spec.batch_sizes),
-        "pipeline": [p.value for p in spec.pipelines],
-        "precision": [p.value for p in spec.precisions],
-        "repeat": list(range(spec.repeats)),
-    }
+    """The grid, keyed by TrialConfig field: every combination of these values is one trial. The axes
+    are orchestrator/axes.py's; with --per-class, `hw_class` (the classes of the asked-for devices)
+    replaces `device`."""
+    axes: dict[str, list] = {}
+    for axis in AXES:
+        if spec.per_class and axis.trial_field == "device":
+            wanted = {d.value for d in spec.devices}
+            axes["hw_class"] = [c.name for c in classes or [] if c.device in wanted]
+        else:
+            axes[axis.trial_field] = list(getattr(spec, axis.spec_field))
+    return {**axes, "repeat": list(range(spec.repeats))}
 
 
 def _cell_configs(spec: SweepSpec, classes: list[HwClass] | None) -> list[TrialConfig]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from enum import Enum
 from types import MappingProxyType
 
+from orchestrator.axes import AXES
 from trainables.config import BATCH_SIZE, EPOCHS, PAPER_MODELS, Device, Pipeline, Precision
 
 
@@ -53,7 +54,7 @@ PRESETS = {
 }
 
 # the `benchctl sweep` option (its Python parameter name) that sets each SweepSpec field, where they differ
-_OPTION_OF = {"batch_sizes": "batch_size", "pipelines": "pipeline", "precisions": "precision"}
+_OPTION_OF = {a.spec_field: a.param for a in AXES if a.param != a.spec_field}
 
 
 def option_of(field_name: str) -> str:

@@ -26,9 +26,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from orchestrator.axes import AXES
 from orchestrator.errors import BenchctlError
 from orchestrator.schema import READABLE_VERSIONS, SCHEMA_VERSION  # what each added: CHANGELOG.md
 from orchestrator.spec import condition_differences, conditions
+from trainables.config import TrialConfig
 
 _META_VERSION = b"benchctl.schema_version"
 _META_KIND = b"benchctl.kind"
@@ -240,22 +242,24 @@ def _attempt_of(path: Path) -> int:
     return int(path.stem.rpartition("-a")[2])
 
 
-# the spec keys whose product, with "repeats", is the sweep's grid (spec.GRID_AXES)
-_PLAN_AXES = ("models", "devices", "batch_sizes", "pipelines", "precisions")
-
-
 def planned_trials(spec: dict) -> list[str] | None:
-    """The trial ids a sweep's spec asks for (`model/device/bsN/pipeline/precision/rK`, as
-    TrialConfig.trial_id), or None when they depend on the cluster (--per-class: classes found then)."""
+    """The trial ids a sweep's spec asks for (TrialConfig.trial_id of every combination of the grid's
+    axes, orchestrator/axes.py), or None when they depend on the cluster (--per-class: classes found
+    then) or the spec does not say (no devices, or a value TrialConfig refuses)."""
     if spec.get("per_class"):
         return None
-    if not all(isinstance(spec.get(a), list) for a in _PLAN_AXES) or not isinstance(spec.get("repeats"), int):
+    if not all(isinstance(spec.get(a.spec_field), list) for a in AXES) or not isinstance(
+        spec.get("repeats"), int
+    ):
         return None
-    return [
-        f"{m}/{d}/bs{b}/{p}/{q}/r{r}"
-        for m, d, b, p, q in itertools.product(*(spec[a] for a in _PLAN_AXES))
-        for r in range(spec["repeats"])
-    ]
+    try:
+        return [
+            TrialConfig(**{a.trial_field: v for a, v in zip(AXES, combo, strict=True)}, repeat=r).trial_id
+            for combo in itertools.product(*(spec[a.spec_field] for a in AXES))
+            for r in range(spec["repeats"])
+        ]
+    except (TypeError, ValueError):
+        return None
 
 
 def read_spec(results_dir: Path) -> dict | None:

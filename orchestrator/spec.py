@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
+from orchestrator.axes import AXES, GRID_AXES, Axis, Kind
 from orchestrator.errors import BenchctlError
 from orchestrator.presets import Preset
 from trainables import config as defaults
@@ -53,8 +54,6 @@ RESUMABLE_CHANGES = (
     "name", "out", "cluster", "cluster_port", "max_failures", "resume", "isolate_network", "preset",
     "checkpoint",
 )  # fmt: skip
-# Spec fields that pick which trials a sweep plans (its grid), not the conditions each trial runs under.
-GRID_AXES = ("models", "devices", "batch_sizes", "pipelines", "precisions", "repeats")
 
 
 def default_name() -> str:
@@ -79,6 +78,15 @@ def parse_choices(text: str, enum: type[Enum], option: str) -> tuple:
             choices = ", ".join(e.value for e in enum)
             raise SpecError(f"{option}: unknown value {item!r}; choose from {choices}") from None
     return tuple(out)
+
+
+def parse_axis(axis: Axis, text: str) -> tuple:
+    """The values an axis's option text gives (`--batch-size 128,512` -> (128, 512))."""
+    if axis.kind is Kind.choices:
+        return parse_choices(text, axis.choices, axis.option)
+    if axis.kind is Kind.ints:
+        return parse_ints(text, axis.option)
+    return parse_csv(text, axis.option)
 
 
 def parse_ints(text: str, option: str) -> tuple[int, ...]:
@@ -130,21 +138,21 @@ class SweepSpec:
         for size, default in (("train_size", defaults.TRAIN_SIZE), ("test_size", defaults.TEST_SIZE)):
             if getattr(self, size) is None:  # a stored non-synthetic spec's (to_dict): not used by its data
                 object.__setattr__(self, size, default)
-        for axis in ("models", "devices", "batch_sizes", "pipelines", "precisions"):
-            if axis == "devices" and self.devices is None:
-                continue  # resolved once the nodes are known
-            if not getattr(self, axis):
-                raise SpecError(f"--{axis.replace('_', '-')}: give at least one value")
-            object.__setattr__(self, axis, tuple(getattr(self, axis)))
-        for axis, enum in (("devices", Device), ("pipelines", Pipeline), ("precisions", Precision)):
-            if getattr(self, axis) is None:
+        for axis in AXES:
+            name = axis.spec_field
+            if axis.default is None and getattr(self, name) is None:
+                continue  # resolved once the nodes are known (devices)
+            if not getattr(self, name):
+                raise SpecError(f"--{name.replace('_', '-')}: give at least one value")
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+            if axis.choices is None:
                 continue
             # library callers may pass plain strings; the CLI passes enums already
             try:
-                object.__setattr__(self, axis, tuple(enum(v) for v in getattr(self, axis)))
+                object.__setattr__(self, name, tuple(axis.choices(v) for v in getattr(self, name)))
             except ValueError:
-                choices = ", ".join(e.value for e in enum)
-                raise SpecError(f"--{axis}: {getattr(self, axis)} has a value not in {choices}") from None
+                choices = ", ".join(e.value for e in axis.choices)
+                raise SpecError(f"--{name}: {getattr(self, name)} has a value not in {choices}") from None
         try:
             object.__setattr__(self, "trial_process", TrialProcess(self.trial_process))
         except ValueError:
@@ -221,11 +229,7 @@ class SweepSpec:
 
     def to_dict(self) -> dict:
         return {
-            "models": list(self.models),
-            "devices": None if self.devices is None else [d.value for d in self.devices],
-            "batch_sizes": list(self.batch_sizes),
-            "pipelines": [p.value for p in self.pipelines],
-            "precisions": [p.value for p in self.precisions],
+            **{a.spec_field: _stored_values(getattr(self, a.spec_field)) for a in AXES},
             "repeats": self.repeats,
             "cpus_per_trial": self.cpus_per_trial,
             "gpu_cpus": self.gpu_cpus,
@@ -240,6 +244,11 @@ class SweepSpec:
             **self.trial_template(),
             **_unused_sizes(self.dataset),
         }
+
+
+def _stored_values(values: tuple | None) -> list | None:
+    """An axis's values as spec.json stores them: a list, enums as their values (None: not resolved)."""
+    return None if values is None else [v.value if isinstance(v, Enum) else v for v in values]
 
 
 def _unused_sizes(dataset: str | None) -> dict:

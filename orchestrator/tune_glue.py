@@ -16,10 +16,12 @@ import contextlib
 import json
 from collections import Counter, defaultdict
 from datetime import datetime, timezone
+from enum import Enum
 from pathlib import Path
 
 from ray.tune import Callback
 
+from orchestrator.axes import AXES
 from orchestrator.hardware import row_class
 from orchestrator.results import EPOCH_METRICS, file_key, write_rows
 from orchestrator.spec import TrialProcess
@@ -110,6 +112,11 @@ def stored_checkpoint(plan: TrialPlan):
     from orchestrator.relayfs import storage_filesystem
 
     return tune.Checkpoint(path=plan.restore, filesystem=storage_filesystem(plan.store))
+
+
+def _plain(value):
+    """An axis value as a results column holds it: an enum as its value."""
+    return value.value if isinstance(value, Enum) else value
 
 
 def _last_error_line(trial) -> str:
@@ -248,11 +255,7 @@ class ResultsWriter(Callback):
             "cell": cfg.cell,
             "trial": cfg.trial_id,
             "attempt": attempt,
-            "model": cfg.model,
-            "device": cfg.device.value,
-            "batch_size": cfg.batch_size,
-            "pipeline": cfg.pipeline.value,
-            "precision": cfg.precision.value,
+            **{a.trial_field: _plain(getattr(cfg, a.trial_field)) for a in AXES},  # the cell's axes
             "dataset": cfg.dataset,
             "repeat": cfg.repeat,
             "seed": cfg.seed + cfg.repeat,
