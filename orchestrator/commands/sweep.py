@@ -9,24 +9,17 @@ benchctl sweep --name lab1 --resume                # after a crash: runs only th
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from orchestrator.axes import AXES
 from orchestrator.errors import RUNTIME, BenchctlError
 from orchestrator.presets import PRESETS, Preset, preset_fields
-from orchestrator.spec import (
-    Placement,
-    SweepSpec,
-    TrialProcess,
-    default_name,
-    parse_choices,
-    parse_csv,
-    parse_ints,
-)
+from orchestrator.spec import Placement, SweepSpec, TrialProcess, default_name, parse_axis
 from trainables import config as d
-from trainables.config import Device, Pipeline, Precision
 
 
 def _given(ctx: typer.Context) -> set[str]:
@@ -55,6 +48,27 @@ def _stored_options(results_dir: Path, given: set[str]) -> dict:
     return {k: v for k, v in resume_fields(stored).items() if _PARAM_OF.get(k, option_of(k)) not in given}
 
 
+def _with_axis_options(command):
+    """Give `command` one option per grid axis (orchestrator/axes.py), after --preset: typer reads a
+    function's signature, so the options are added to it and their values arrive in `**axes`. A new
+    axis is then a row of that table, not another parameter here."""
+    signature = inspect.signature(command, eval_str=True)  # typer evaluates the annotations the same way
+    params = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    options = [
+        inspect.Parameter(
+            a.param,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            default=a.default,
+            annotation=Annotated[str if a.default is not None else str | None, typer.Option(help=a.help)],
+        )
+        for a in AXES
+    ]
+    at = [p.name for p in params].index("preset") + 1
+    command.__signature__ = signature.replace(parameters=[*params[:at], *options, *params[at:]])
+    return command
+
+
+@_with_axis_options
 def sweep(
     ctx: typer.Context,
     preset: Annotated[
@@ -65,21 +79,7 @@ def sweep(
             + "."
         ),
     ] = None,
-    models: Annotated[str, typer.Option(help="Comma list of model names (`benchctl models`).")] = (
-        "simple_cnn,resnet18,resnet50"
-    ),
-    devices: Annotated[
-        str | None,
-        typer.Option(help="Comma list of devices: cpu, gpu (default: cpu, plus gpu if a node has one)."),
-    ] = None,
     epochs: Annotated[int, typer.Option(help="Epochs per trial; epoch 1 is warm-up.")] = d.EPOCHS,
-    batch_size: Annotated[str, typer.Option(help="Batch size; a comma list is a grid axis.")] = str(
-        d.BATCH_SIZE
-    ),
-    pipeline: Annotated[
-        str, typer.Option(help="Input pipeline(s): loader (DataLoader, per-sample transforms), resident.")
-    ] = "loader",
-    precision: Annotated[str, typer.Option(help="Precision(s): fp32, amp (bf16 autocast).")] = "fp32",
     repeats: Annotated[int, typer.Option(help="Repeats per cell (seeds seed..seed+N-1).")] = 1,
     dataset: Annotated[str, typer.Option(help="synthetic, cifar10 or folder:PATH (train/ and test/).")] = (
         "synthetic"
@@ -157,16 +157,13 @@ def sweep(
     port: Annotated[
         int | None, typer.Option(help="The head's GCS port (default: from the cluster file, else 6379).")
     ] = None,
+    **axes: str | None,  # one option per grid axis (_with_axis_options): the text given, or its default
 ) -> None:
     """Run the sweep on Ray Tune; results land in OUT/NAME as Parquet."""
     if resume and not name:
         raise BenchctlError("--resume: name the sweep to complete with --name NAME")
     fields = dict(
-        models=parse_csv(models, "--models"),
-        devices=parse_choices(devices, Device, "--devices") if devices is not None else None,
-        batch_sizes=parse_ints(batch_size, "--batch-size"),
-        pipelines=parse_choices(pipeline, Pipeline, "--pipeline"),
-        precisions=parse_choices(precision, Precision, "--precision"),
+        **{a.spec_field: None if axes[a.param] is None else parse_axis(a, axes[a.param]) for a in AXES},
         repeats=repeats,
         epochs=epochs,
         dataset=dataset,
