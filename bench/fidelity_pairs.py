@@ -1,6 +1,6 @@
 """Fidelity from paired rounds: benchctl and the plain loop alternated in time (B P B P B P).
 
-    bash bench/h200.sh fidelity-pairs "$OUT"      # on the GPU machine: writes the rounds, then this
+    bash reports/h200/h200.sh fidelity-pairs "$OUT"      # on the GPU machine: writes the rounds, then this
     python bench/fidelity_pairs.py R1 R2 R3 --out fidelity-pairs.json
 
 Each round Rk is a results directory of one benchctl sweep followed at once by bench/fidelity.py's
@@ -38,8 +38,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from orchestrator.parity import t_quantile  # noqa: E402
+from orchestrator.sections import FIDELITY_BAR  # noqa: E402
 
-LOW, HIGH = 0.97, 1.03  # the fidelity bar, as in bench/fidelity.py
+LOW, HIGH = FIDELITY_BAR  # the fidelity bar, the report's own
 
 
 def geometric_ci(ratios: list[float], confidence: float = 0.95) -> tuple[float, float, float]:
@@ -128,7 +129,7 @@ def main(argv: list[str] | None = None) -> None:
     args.out.write_text(json.dumps(_nulls(rows), indent=2) + "\n")
     print(
         "\n| cell | pairs | pair ratios | benchctl img/s | plain img/s | median ratio | 95% CI "
-        "| noise floor | within 0.97-1.03 |"
+        f"| noise floor | within {LOW:g}-{HIGH:g} |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:

@@ -41,7 +41,9 @@ from orchestrator.results import ResultsError
 from orchestrator.stats import CI_CONFIDENCE, PAPER_POINTS
 
 FIDELITY_GLOB = "fidelity*.json"  # written by bench/fidelity.py into a results directory
-FIDELITY_BAR = (0.97, 1.03)  # bench/fidelity.py's LOW, HIGH
+# the fidelity bar: benchctl's steady-state images/s over a plain loop's must lie in it (the one definition:
+# bench/fidelity.py and bench/fidelity_pairs.py import it)
+FIDELITY_BAR = (0.97, 1.03)
 VERDICTS = ("yes", "NO", "unresolved")  # bench/fidelity_pairs.py's verdict; files without one give yes/NO
 
 
