@@ -1,15 +1,18 @@
-"""The pure parts of the benchmark scripts in bench/ (they run on the GPU machine, not in CI)."""
+"""The pure parts of the benchmark scripts in bench/ and of the H200 runbook's helpers in reports/h200/
+(they run on the GPU machine, not in CI)."""
 
 import importlib.util
 from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "bench"
+RUNBOOK = ROOT / "reports" / "h200"  # h200.sh and the one-off helpers only it runs
 
 
-def load(name: str):
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
+def load(name: str, folder: Path = BENCH):
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", folder / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -206,7 +209,7 @@ def _trial(trial, cell, beside, uuid, cores, gpus=1):
 def test_multi_gpu_pairs_check_own_gpu_and_own_cores():
     import pandas as pd
 
-    multi = load("multi_gpu")
+    multi = load("multi_gpu", RUNBOOK)
     trials = pd.DataFrame(
         [
             _trial("a", "ca", "b", "GPU-0", "0-2"),
@@ -231,7 +234,7 @@ def test_multi_gpu_pairs_check_own_gpu_and_own_cores():
 def test_multi_gpu_speed_ratio_pools_both_lone_runs_and_skips_cells_never_shared():
     import pandas as pd
 
-    multi = load("multi_gpu")
+    multi = load("multi_gpu", RUNBOOK)
 
     def epochs(cell, ips):  # epoch 1 is warm-up and must not count
         return pd.DataFrame(

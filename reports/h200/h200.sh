@@ -1,24 +1,24 @@
 #!/usr/bin/env bash
 # The H200 reference runs, one device call per step (each fits the device tool's 10-minute limit).
 # On the GPU machine, from the project root, with Ray from the device bundle:
-#   source .devbundle/setup.sh && bash bench/h200.sh fidelity-small "$OUT"   # simple_cnn, resnet18: gpu
-#   source .devbundle/setup.sh && bash bench/h200.sh fidelity-large "$OUT"   # resnet50: gpu
-#   source .devbundle/setup.sh && bash bench/h200.sh diag "$OUT"             # where a fidelity gap comes from
-#   source .devbundle/setup.sh && bash bench/h200.sh fidelity-pinned "$OUT"  # pinned cores on both sides
-#   source .devbundle/setup.sh && bash bench/h200.sh fidelity-cpu "$OUT"     # cpu cells; resnet50 gpu ref
-#   source .devbundle/setup.sh && bash bench/h200.sh repeats "$OUT"          # 3 repeats cpu+gpu: CIs, parity
-#   source .devbundle/setup.sh && bash bench/h200.sh fidelity-pairs "$OUT"   # benchctl / plain alternated
-#   source .devbundle/setup.sh && bash bench/h200.sh reference-a "$OUT"      # reference, child-process trials:
-#   source .devbundle/setup.sh && bash bench/h200.sh reference-b "$OUT"      #   a and b together cover it all
-#   source .devbundle/setup.sh && bash bench/h200.sh epoch-length "$OUT"     # 12,500 vs 50,000-image epochs
-#   source .devbundle/setup.sh && bash bench/h200.sh x2 "$OUT"   # kind nvidia-h200-x2: GPU cells side by side
+#   source .devbundle/setup.sh && bash reports/h200/h200.sh fidelity-small "$OUT"   # simple_cnn, resnet18: gpu
+#   source .devbundle/setup.sh && bash reports/h200/h200.sh fidelity-large "$OUT"   # resnet50: gpu
+#   source .devbundle/setup.sh && bash reports/h200/h200.sh diag "$OUT"             # where a fidelity gap comes from
+#   source .devbundle/setup.sh && bash reports/h200/h200.sh fidelity-pinned "$OUT"  # pinned cores on both sides
+#   source .devbundle/setup.sh && bash reports/h200/h200.sh fidelity-cpu "$OUT"     # cpu cells; resnet50 gpu ref
+#   source .devbundle/setup.sh && bash reports/h200/h200.sh repeats "$OUT"          # 3 repeats cpu+gpu: CIs, parity
+#   source .devbundle/setup.sh && bash reports/h200/h200.sh fidelity-pairs "$OUT"   # benchctl / plain alternated
+#   source .devbundle/setup.sh && bash reports/h200/h200.sh reference-a "$OUT"      # reference, child-process trials:
+#   source .devbundle/setup.sh && bash reports/h200/h200.sh reference-b "$OUT"      #   a and b together cover it all
+#   source .devbundle/setup.sh && bash reports/h200/h200.sh epoch-length "$OUT"     # 12,500 vs 50,000-image epochs
+#   source .devbundle/setup.sh && bash reports/h200/h200.sh x2 "$OUT"   # kind nvidia-h200-x2: GPU cells side by side
 # Each step leaves OUT/<step>.tar.gz (results directories incl. fidelity JSON) and OUT/<step>.log.
 # Fidelity cells use 25,000 training images and 4 epochs (3 steady) so that benchctl, the plain loop
 # (twice, round-robin) and benchctl's loop without Ray all fit one call. That assumes images/s does not
 # depend on the epoch length past warm-up; the epoch-length step tests it (reports/h200/README.md says why).
 set -uo pipefail
 step=$1
-out=${2:?usage: bench/h200.sh STEP OUT_DIR}
+out=${2:?usage: reports/h200/h200.sh STEP OUT_DIR}
 res=$out/$step
 mkdir -p "$res"
 log=$out/$step.log
@@ -51,7 +51,7 @@ ref_cpu() { bcg "$1" --name "$2" --devices cpu --pipeline loader,resident --mode
         A="--model $1 --pipeline $2 --workers $3 --threads 1"
         echo "== diag plain $1 $2"; $P $A
         echo "== diag plain-omp$((1 + $3)) $1 $2"; OMP_NUM_THREADS=$((1 + $3)) $P $A
-        echo "== diag ray-task $1 $2"; python bench/ray_plain.py --cpus $((1 + $3)) --gpus 1 -- \
+        echo "== diag ray-task $1 $2"; python reports/h200/ray_plain.py --cpus $((1 + $3)) --gpus 1 -- \
           --device gpu --batch-size 128 --epochs 4 --train-size 25000 $A
         bc --name "diag-$1-$2" --models "$1" --devices gpu --pipeline "$2" --batch-size 128 --epochs 4 \
           --train-size 25000
@@ -116,14 +116,14 @@ ref_cpu() { bcg "$1" --name "$2" --devices cpu --pipeline loader,resident --mode
       done
       ;;
     x2)  # issue 7 (2 GPUs): the small GPU cells alone (Ray shown one GPU), side by side, alone again;
-      # partitioned so that every trial pins and records its cores; bench/multi_gpu.py judges the rows
+      # partitioned so that every trial pins and records its cores; reports/h200/multi_gpu.py judges the rows
       nvidia-smi -L; env | grep -E '^NCCL_' || true
       X2=(--devices gpu --models simple_cnn,resnet18 --pipeline loader,resident --batch-size 128 --epochs 3
         --train-size 25000 --placement partitioned)
       CUDA_VISIBLE_DEVICES=0 bcg 170 --name alone1 "${X2[@]}"
       bcg 130 --name together --repeats 2 "${X2[@]}"
       CUDA_VISIBLE_DEVICES=0 bcg "$(left)" --name alone2 "${X2[@]}"
-      python bench/multi_gpu.py "$res/alone1" "$res/together" "$res/alone2" --out "$res/multi-gpu.json"
+      python reports/h200/multi_gpu.py "$res/alone1" "$res/together" "$res/alone2" --out "$res/multi-gpu.json"
       ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac

@@ -1,7 +1,7 @@
 """GPU trials side by side on a node of several GPUs: does each get its own GPU and cores, and keep its speed?
 
-    bash bench/h200.sh x2 "$OUT"      # on nvidia-h200-x2: the sweeps below, then this script
-    python bench/multi_gpu.py ALONE1 TOGETHER ALONE2 --out multi-gpu.json
+    bash reports/h200/h200.sh x2 "$OUT"      # on nvidia-h200-x2: the sweeps below, then this script
+    python reports/h200/multi_gpu.py ALONE1 TOGETHER ALONE2 --out multi-gpu.json
 
 ALONE1 and ALONE2 are the same GPU sweep run with Ray shown one GPU (`CUDA_VISIBLE_DEVICES=0`), so its
 cells run one at a time; TOGETHER is that sweep with every GPU, so cells run concurrently, one GPU each.
@@ -27,7 +27,7 @@ import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the project root
 
 import pandas as pd  # noqa: E402
 

@@ -1,6 +1,6 @@
 """bench/plain_loop.py inside a bare Ray task: Ray's worker environment without any of benchctl.
 
-    python bench/ray_plain.py --cpus 3 --gpus 1 -- --model simple_cnn --device gpu --pipeline loader \
+    python reports/h200/ray_plain.py --cpus 3 --gpus 1 -- --model simple_cnn --device gpu --pipeline loader \
         --workers 2 --threads 1 --epochs 4 --train-size 25000
 
 Diagnoses fidelity gaps: if this matches benchctl and not the plain loop, the difference comes from
@@ -16,7 +16,7 @@ import os
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]  # the project root (this runbook helper lives in reports/h200)
 
 
 def main() -> None:
