@@ -17,6 +17,7 @@ that sends no token, whether the cluster would let anyone in; a sweep warns once
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -211,6 +212,29 @@ def connect_local() -> None:
         logging_level=logging.ERROR,
         log_to_driver=False,
     )
+
+
+def calm_local_daemons() -> dict:
+    """Raise the niceness of the Ray daemons this process's local ray.init started, by PID, all but
+    the raylet (trainables/priority.py says why); returns what was done, for spec.json."""
+    import ray
+
+    from trainables.priority import DAEMON_NICENESS, calm
+
+    try:  # no public API lists them; ray.init keeps its own processes here
+        started = ray._private.worker._global_node.all_processes
+    except AttributeError:
+        return {"niceness": None, "reniced": [], "note": "Ray's process list not found"}
+    names = {info.process.pid: name for name, infos in started.items() for info in infos if name != "raylet"}
+    for info in started.get("raylet", []):  # its agents; its other children are workers, left alone
+        raylet = info.process.pid
+        with contextlib.suppress(OSError):
+            for child in Path(f"/proc/{raylet}/task/{raylet}/children").read_text().split():
+                title = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")[0].strip()
+                if title in (b"ray::DashboardAgent", b"ray::RuntimeEnvAgent"):
+                    names[int(child)] = title.decode().removeprefix("ray::")
+    done = calm(sorted(names), DAEMON_NICENESS)
+    return {"niceness": DAEMON_NICENESS, "reniced": sorted({names[p] for p in done})}
 
 
 def all_nodes() -> list[dict]:

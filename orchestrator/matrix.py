@@ -12,8 +12,8 @@ Resources are a function of the plan (`TrialPlan.resources`), used both by Ray
 (`tune.with_resources`) and by the trial itself (its torch threads: `plan.trial.cpus`), so what
 Ray reserves and what the trial uses can never disagree. Per placement mode (`--placement`):
 
-    exclusive    cpu cell: the largest node's cores (all but one used, one kept idle for Ray's
-                 daemons), so nothing else runs beside it; gpu cell: 1 GPU + 1 core + 1 per worker
+    exclusive    cpu cell: every core of the largest node, reserved and used (as the paper's CPU
+                 baseline), so nothing else runs beside it; gpu cell: 1 GPU + 1 core + 1 per worker
     partitioned  cpu cell: half the largest node (or --cpus-per-trial), pinned to its own cores with
                  CPU affinity; gpu cells as above, also pinned; cells share a node on disjoint cores
     packed       every trial is 1 CPU (+1 GPU) in Ray's books but uses its full thread count:
@@ -49,20 +49,20 @@ class Allotment:
 
 
 def resolve_allotment(spec: SweepSpec, node_cpus: list[int]) -> Allotment:
-    """Defaults (exclusive): a CPU cell has the largest node to itself and uses all its cores but
-    one; the spare core keeps Ray's daemons and the driver from preempting the trial's threads (the
-    paper's CPU baseline uses the whole machine). Partitioned: half the largest node, so two cells
-    share it on disjoint cores. Packed: the exclusive thread count, but 1 CPU in Ray's books. A GPU
-    cell gets one core for the training process plus one per DataLoader worker. An explicit
-    --cpus-per-trial sets a CPU cell's cores (and reserves exactly those)."""
+    """Defaults (exclusive): a CPU cell has the largest node to itself and uses all its cores. No
+    core is kept idle for Ray's daemons: they are light, and the trial process runs at a better
+    priority than they do instead (trainables/priority.py); keeping one idle cost a 2-core host half
+    its CPU. Partitioned: half the largest node, so two cells share it on
+    disjoint cores. Packed: the exclusive thread count, but 1 CPU in Ray's books. A GPU cell gets
+    one core for the training process plus one per DataLoader worker. An explicit --cpus-per-trial
+    sets a CPU cell's cores (and reserves exactly those)."""
     largest = max(node_cpus, default=1)
     mode = spec.placement
     if spec.cpus_per_trial:
         return Allotment(spec.cpus_per_trial, spec.gpu_cpus, 0, mode)
     if mode is Placement.partitioned:
         return Allotment(max(1, largest // 2), spec.gpu_cpus, 0, mode)
-    reserve = 1 if largest > 1 else 0
-    return Allotment(largest - reserve, spec.gpu_cpus, reserve if mode is Placement.exclusive else 0, mode)
+    return Allotment(largest, spec.gpu_cpus, 0, mode)
 
 
 def matrix_axes(spec: SweepSpec, classes: list[HwClass] | None = None) -> dict[str, list]:

@@ -119,7 +119,7 @@ class SweepSpec:
     max_steps: int | None = None
     max_eval_steps: int | None = None
     seed: int = defaults.SEED
-    cpus_per_trial: int | None = None  # CPU cell allotment; None = all cores of the largest node but one
+    cpus_per_trial: int | None = None  # CPU cell allotment; None = see matrix.resolve_allotment
     gpu_cpus: int | None = None  # GPU cell allotment; None = 1 + DataLoader workers
     max_failures: int = 0  # retries of a failed trial
     placement: Placement = Placement.exclusive

@@ -190,6 +190,8 @@ def run_sweep(
                         "authentication guards it"
                     )
             address = cluster.connect(spec.cluster, spec.cluster_port)
+            # a cluster's daemons run on its nodes, not ours to renice (trainables/priority.py)
+            daemons = cluster.calm_local_daemons() if spec.cluster is None else None
             session = _session_dir() if spec.cluster is None and not keep_ray_logs else None
             # ray.init installs absl's failure handler for SIGTERM (a C++ stack dump, then death by the
             # signal): take SIGTERM back so that it ends the sweep like Ctrl-C, with exit 130
@@ -239,7 +241,7 @@ def run_sweep(
         if note := idle_note(plans, nodes):
             echo(note)
 
-        provenance = driver_provenance()
+        provenance = {**driver_provenance(), "ray_daemons": daemons}
         if done is None:
             write_json_atomic({"spec": spec.to_dict(), "provenance": provenance}, results_dir / "spec.json")
         else:  # the original spec.json stays; each resume adds its own provenance beside it

@@ -88,7 +88,10 @@ def tune_trial(config: dict) -> None:
             # CUDA_VISIBLE_DEVICES; this worker only relays its epochs (trainables/isolated.py says why)
             run = run_isolated
             if plan.trial_process is TrialProcess.inline:
+                from trainables.priority import favour_this_process
                 from trainables.train import run_trial as run  # torch comes into this process only inline
+
+                favour_this_process()  # this thread, and the torch threads and loader workers it starts
             run(
                 cfg,
                 report,

@@ -1,5 +1,7 @@
 """Real end-to-end runs: real Ray (local), real torch training, real Parquet, real report."""
 
+import json
+import os
 import signal
 import subprocess
 import sys
@@ -12,6 +14,7 @@ from typer.testing import CliRunner
 
 from orchestrator.cli import app
 from orchestrator.results import EPOCH_SCHEMA, read_results
+from trainables.priority import DAEMON_NICENESS, TRIAL_NICENESS
 
 runner = CliRunner()
 QUICK = [
@@ -65,6 +68,27 @@ def test_local_sweep_then_report(tmp_path):
     assert "simple_cnn" in report.output and "resnet18" in report.output
     for name in ("report.md", "figures/speedup_vs_params.png", "figures/epoch_time.png"):
         assert (out / "s1" / "report" / name).stat().st_size > 0
+
+
+def test_a_default_cpu_trial_uses_every_core_and_runs_ahead_of_the_ray_daemons(tmp_path):
+    # the default allotment: every core of the node (no idle core for Ray's daemons), split between
+    # torch threads and one DataLoader worker; priority, not a core, keeps the daemons out of its way
+    cores = os.cpu_count()
+    workers = "1" if cores > 1 else "0"
+    args = ["sweep", "--models", "simple_cnn", "--devices", "cpu", "--workers", workers, *QUICK]
+    result = runner.invoke(app, [*args, "--out", str(tmp_path), "--name", "all"])
+    assert result.exit_code == 0, result.output + str(result.exception)
+    epochs, trials = read_results(tmp_path / "all")
+    assert (trials.status == "ok").all() and len(trials) == 1
+    trial = trials.iloc[0]
+    assert trial.data_workers == int(workers) and trial.torch_threads + trial.data_workers == cores
+    assert trial.cpus_allotted == trial.cpu_share == cores  # what Ray reserved is what the trial used
+    assert trial.placement == "exclusive" and (epochs.torch_threads == trial.torch_threads).all()
+    # with CAP_SYS_NICE (root) the loop ran below the daemons' niceness 0; without it, at 0 (cluster.py)
+    assert trial.niceness == (TRIAL_NICENESS if os.geteuid() == 0 else 0)
+    daemons = json.loads((tmp_path / "all" / "spec.json").read_text())["provenance"]["ray_daemons"]
+    assert daemons["niceness"] == DAEMON_NICENESS
+    assert {"gcs_server", "log_monitor"} <= set(daemons["reniced"]) and "raylet" not in daemons["reniced"]
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the refusal on a machine without GPUs")

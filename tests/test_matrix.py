@@ -62,12 +62,15 @@ def _gpu_cell(spec, alloc):
     return next(c for c in expand(spec, alloc) if c.trial.device == "gpu")
 
 
-def test_default_cpu_cell_has_the_largest_node_and_leaves_one_core_idle():
+def test_default_cpu_cell_has_the_largest_node_and_uses_every_core():
     alloc = resolve_allotment(SPEC, [4, 16, 8])
-    assert (alloc.cpu_cell_cpus, alloc.cpu_cell_reserve) == (15, 1)
+    assert (alloc.cpu_cell_cpus, alloc.cpu_cell_reserve) == (16, 0)
     cpu = next(c for c in expand(SPEC, alloc) if c.trial.device == "cpu")
     assert cpu.resources == {"CPU": 16}  # the whole node in Ray's books: nothing runs beside it
-    assert cpu.trial.cpus == 15  # threads + workers use 15 cores
+    cfg = cpu.trial
+    assert cfg.cpus == 16 and cfg.torch_threads + cfg.data_workers == 16  # and the trial uses all of it
+    # a 2-core node: 2 threads, not 1 (keeping a core for Ray's daemons halved such a host)
+    assert resolve_allotment(SPEC, [2]) == Allotment(cpu_cell_cpus=2, gpu_cell_cpus=None, cpu_cell_reserve=0)
     assert resolve_allotment(SPEC, [1]) == Allotment(cpu_cell_cpus=1, gpu_cell_cpus=None, cpu_cell_reserve=0)
     spec = SweepSpec(name="m", cpus_per_trial=6, gpu_cpus=2)
     assert resolve_allotment(spec, [16]) == Allotment(cpu_cell_cpus=6, gpu_cell_cpus=2, cpu_cell_reserve=0)
@@ -84,7 +87,7 @@ def test_placement_modes_decide_what_ray_books_and_what_the_trial_uses():
     packed = SweepSpec(name="m", placement="packed", devices=("cpu", "gpu"))
     alloc = resolve_allotment(packed, nodes)
     cpu, gpu = (next(c for c in expand(packed, alloc) if c.trial.device == d) for d in ("cpu", "gpu"))
-    assert cpu.resources == {"CPU": 1} and cpu.trial.cpus == 15  # books 1, uses 15
+    assert cpu.resources == {"CPU": 1} and cpu.trial.cpus == 16  # books 1, uses 16
     assert gpu.resources == {"CPU": 1, "GPU": 1} and not gpu.pins_cpus
     exclusive = next(c for c in expand(SPEC, resolve_allotment(SPEC, nodes)) if c.trial.device == "cpu")
     assert not exclusive.pins_cpus

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from trainables.config import TrialConfig
+from trainables.priority import favour_this_process
 
 RESULT_FD_ENV = "BENCHCTL_RESULT_FD"
 PARENT_ENV = "BENCHCTL_PARENT_PID"
@@ -129,6 +130,7 @@ def _die_with_parent() -> None:
 
 def _child() -> None:
     _die_with_parent()
+    favour_this_process()  # before torch is imported: every thread it starts inherits the niceness
     out = os.fdopen(int(os.environ.pop(RESULT_FD_ENV)), "w", buffering=1)
     os.environ.pop(PARENT_ENV, None)
 

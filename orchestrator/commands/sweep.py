@@ -97,7 +97,7 @@ def sweep(
     seed: Annotated[int, typer.Option(help="Base seed.")] = d.SEED,
     cpus_per_trial: Annotated[
         int | None,
-        typer.Option(help="CPU cores per CPU cell (default: all cores of the largest node but one)."),
+        typer.Option(help="CPU cores per CPU cell (default: all cores of the largest node)."),
     ] = None,
     gpu_cpus: Annotated[
         int | None, typer.Option(help="CPU cores per GPU cell (default: 1 + DataLoader workers).")
