@@ -26,8 +26,10 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 from orchestrator.figures import (  # noqa: E402
     DEVICE_COLORS,
     FIGSIZE,
+    _cut,
     cell_layout,
     finite,
+    focus,
     label_cells,
     save,
 )
@@ -93,7 +95,7 @@ def epoch_breakdown(epochs: pd.DataFrame, path: Path) -> Path:
         2, 1, figsize=BREAKDOWN_FIGSIZE, height_ratios=[3, 1.5], layout="constrained"
     )
     data = breakdown_table(epochs)
-    data = data[_numeric(data, "epoch_s").gt(0).to_numpy()]
+    data, cut = focus(data[_numeric(data, "epoch_s").gt(0).to_numpy()])
     if data.empty:
         _note(top, "no epoch times in these results")
         bottom.set_axis_off()
@@ -136,7 +138,7 @@ def epoch_breakdown(epochs: pd.DataFrame, path: Path) -> Path:
     top.set_ylim(0, 112)
     top.set_ylabel("share of epoch time (%)")
     top.set_title(
-        "Training epoch split per cell (medians of non-warm-up epochs; bar label = epoch time)",
+        "Training epoch split per cell (medians of non-warm-up epochs; bar label = epoch time)" + _cut(cut),
         fontsize=10,
         pad=48,
     )
@@ -168,6 +170,7 @@ def accuracy_per_epoch(epochs: pd.DataFrame, path: Path) -> Path:
         _note(ax, "no test accuracy in these results")
         return save(fig, path)
     curves = acc.groupby(CELL + ["epoch"], dropna=False)["test_acc"].median().reset_index()
+    curves, cut = focus(curves)
     models = acc.sort_values(["params", "model"]).drop_duplicates("model")["model"].tolist()
     configs = sorted({(r.batch_size, r.pipeline, r.precision) for r in curves.itertuples()}, key=str)
     ncols = min(len(models), 3)
@@ -192,7 +195,7 @@ def accuracy_per_epoch(epochs: pd.DataFrame, path: Path) -> Path:
         row[0].set_ylabel("test accuracy (%)")
     for ax in list(axes.flat)[len(models) :]:
         ax.set_axis_off()
-    fig.suptitle("Test accuracy after each epoch, CPU vs GPU (median over repeats)", fontsize=11)
+    fig.suptitle("Test accuracy after each epoch, CPU vs GPU (median over repeats)" + _cut(cut), fontsize=11)
     return save(fig, path)
 
 

@@ -27,12 +27,35 @@ import pandas as pd  # noqa: E402
 
 from orchestrator.formats import fmt_seconds  # noqa: E402
 from orchestrator.pairing import class_label, pair_label, several_pairs  # noqa: E402
+from orchestrator.results import CONFIG  # noqa: E402
 from orchestrator.stats import CI_CONFIDENCE, PAPER_POINTS  # noqa: E402
 
 FIGSIZE = (8, 5)  # inches; every figure is FIGSIZE x DPI pixels except epoch_figures' breakdown
 DPI = 130
 DEVICE_COLORS = {"cpu": "#4C72B0", "gpu": "#DD8452"}
 NO_PAIRS_NOTE = "no CPU+GPU pairs in these results"
+# configurations (results.CONFIG: batch size, pipeline, precision, ...) a figure draws at most: 40 of
+# them put 240 bars or 40 lines into one 8x5 inch figure, unreadable and ~8 s to render each
+MAX_CONFIGS = 8
+
+
+def focus(data: pd.DataFrame, limit: int = MAX_CONFIGS) -> tuple[pd.DataFrame, str]:
+    """`data` (rows with the CONFIG columns) cut to at most `limit` configurations, and a note for the
+    figure saying so ("" when nothing was cut): first each model's largest batch size (where the GPU is
+    least held back by per-step overhead), then the first `limit` configurations in sorted order."""
+    columns = [c for c in CONFIG if c in data]
+    total = len(data[columns].drop_duplicates())
+    if total <= limit:
+        return data, ""
+    largest = data.groupby("model")["batch_size"].transform("max")
+    kept = data[(data["batch_size"] == largest).to_numpy()]
+    configs = kept[columns].drop_duplicates().sort_values(columns).head(limit)
+    kept = kept.merge(configs, on=columns, how="inner")
+    shown = len(configs)
+    return kept, (
+        f"showing {shown} of {total} configurations (each model's largest batch size); "
+        "report.md's tables list every one"
+    )
 
 
 def save(fig: plt.Figure, path: Path, tight: bool = True) -> Path:
@@ -77,7 +100,7 @@ def speedup_vs_params(table: pd.DataFrame, path: Path) -> Path:
     overlaid as black stars; y = 1 marks "no speedup"."""
     fig, ax = plt.subplots(figsize=FIGSIZE)
     ys = [1.0]
-    paired = finite(table, "speedup")
+    paired, cut = focus(finite(table, "speedup"))
     ci_drawn = False
     hw = ["cpu_class", "gpu_class"] if {"cpu_class", "gpu_class"} <= set(paired.columns) else []
     several = several_pairs(paired)
@@ -158,11 +181,16 @@ def speedup_vs_params(table: pd.DataFrame, path: Path) -> Path:
     ax.set_ylim(min(ys) / 2, max(ys) * 2)
     ax.set_xlabel("parameters")
     ax.set_ylabel("speedup (CPU epoch s / GPU epoch s)")
-    ax.set_title("GPU speedup over CPU vs model size (median steady-state epoch time)")
+    ax.set_title("GPU speedup over CPU vs model size (median steady-state epoch time)" + _cut(cut))
     ax.grid(True, which="major", alpha=0.3)
     # below the axes, so it never covers a point or its label (the figure grows to hold it)
     ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, frameon=False)
     return save(fig, path)
+
+
+def _cut(note: str) -> str:
+    """A title's second line stating what focus() left out, or nothing."""
+    return f"\n({note})" if note else ""
 
 
 def _near_star(params: float, y: float) -> bool:
@@ -241,6 +269,7 @@ def epoch_time(summary: pd.DataFrame, path: Path) -> Path:
         ax.text(0.5, 0.5, "no epoch times in these results", transform=ax.transAxes, ha="center", fontsize=13)
         ax.set_axis_off()
         return save(fig, path)
+    data, cut = focus(data)
     layout = cell_layout(data)
     for x, cell in layout.placed:
         color = DEVICE_COLORS.get(cell["device"], "gray")
@@ -254,7 +283,7 @@ def epoch_time(summary: pd.DataFrame, path: Path) -> Path:
     lo, hi = data["epoch_s"].min(), data["epoch_s"].max()
     ax.set_ylim(lo / 3, hi * 3)
     ax.set_ylabel("steady-state epoch time (seconds, log scale)")
-    ax.set_title("Training epoch time per model and device (median of non-warm-up epochs)")
+    ax.set_title("Training epoch time per model and device (median of non-warm-up epochs)" + _cut(cut))
     ax.grid(True, axis="y", which="major", alpha=0.3)
     handles = []
     for device, color in DEVICE_COLORS.items():

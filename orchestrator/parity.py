@@ -58,8 +58,17 @@ def t_cdf(x: float, df: float) -> float:
     return 1.0 - tail if x >= 0 else tail
 
 
+def t_pdf(x: float, df: float) -> float:
+    """Student's t density: Gamma((df+1)/2) / (sqrt(df pi) Gamma(df/2)) * (1 + x^2/df)^(-(df+1)/2)."""
+    log_c = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+    return math.exp(log_c - (df + 1) / 2 * math.log1p(x * x / df))
+
+
 def t_quantile(p: float, df: float) -> float:
-    """The x with t_cdf(x, df) == p, by bisection to 1e-12 relative (0 < p < 1)."""
+    """The x with t_cdf(x, df) == p, to 1e-12 relative (0 < p < 1): Newton steps on t_cdf, each kept
+    inside a bracket that bisection narrows when a step would leave it. Newton needs ~6 t_cdf calls
+    where bisection alone needed ~45, and each is an mpmath incomplete beta: the report computes one
+    interval per configuration, 120 of them in a large sweep."""
     if not 0 < p < 1:
         raise ValueError(f"p must be in (0, 1), got {p}")
     if p < 0.5:
@@ -67,10 +76,19 @@ def t_quantile(p: float, df: float) -> float:
     low, high = 0.0, 1.0
     while t_cdf(high, df) < p:
         low, high = high, 2 * high
-    while high - low > 1e-12 * high:
-        mid = (low + high) / 2
-        low, high = (mid, high) if t_cdf(mid, df) < p else (low, mid)
-    return (low + high) / 2
+    x = (low + high) / 2
+    for _ in range(200):
+        error = t_cdf(x, df) - p
+        if error < 0:
+            low = x
+        else:
+            high = x
+        step = x - error / t_pdf(x, df)
+        new = step if low < step < high else (low + high) / 2
+        if abs(new - x) <= 1e-12 * abs(new) or high - low <= 1e-12 * high:
+            return new
+        x = new
+    return x
 
 
 @dataclass(frozen=True)

@@ -19,11 +19,13 @@ import json
 import os
 import re
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from orchestrator.axes import AXES
@@ -179,12 +181,42 @@ def write_json_atomic(obj: dict, path: Path) -> Path:
     return path
 
 
-def _read_one(path: Path, kind: str) -> pa.Table:
-    try:
-        table = pq.read_table(path)
-    except (pa.ArrowException, OSError) as exc:
-        raise ResultsError(f"{path}: not a readable Parquet file ({exc}); delete or move it") from None
-    meta = table.schema.metadata or {}
+# The cell key: the settings that make one cell (repeats of a cell are pooled), in display order. The one
+# definition stats, pairing, tables and figures read; a new axis is one entry here (with the value that
+# results written before it existed read as, in CELL_DEFAULTS) and one in planned_trials' token map.
+CELL = ("model", "device", "batch_size", "pipeline", "precision")
+HW_CLASS = "hw_class"  # e.g. "gpu:H200"; never pooled either, but a property of the node, not the grid
+# value a cell-key column reads as where a file predates it or left it null (schema-1 results: no class)
+CELL_DEFAULTS = {HW_CLASS: ""}
+PAIR = tuple(c for c in CELL if c != "device")  # what a CPU and a GPU cell must share to be compared
+CONFIG = tuple(c for c in PAIR if c != "model")  # a model's configuration: batch size, pipeline, ...
+RUN = ("sweep", "trial", "attempt")  # one training run (a repeat of a cell)
+
+# Columns each schema version promises, beyond those of version 1 (CHANGELOG.md, "Results schema"): a
+# file of that version lacking one is damaged or hand-made, not old. Early schema-2 files (reports/h200-
+# inline) lack hw_class and the node columns, so version 2 promises nothing beyond version 1.
+_ADDED = {
+    "3": ("trial_process",),
+    "4": ("host_busy_pct", "host_steal_pct"),
+    "5": ("restored", "checkpoint_s", "checkpoint_mb", "checkpoint", "data_cache", "data_s_load",
+          "restored_from_epoch", "checkpoint_epoch"),
+}  # fmt: skip
+_LATER = {c for cols in _ADDED.values() for c in cols} | {
+    "hw_class", "node_id", "gpus_visible", "cuda_visible_devices", "gpu_uuid", "nvml_index", "placement",
+    "cpu_share", "cpu_affinity", "overlapped_with",
+}  # fmt: skip
+
+
+def promised_columns(kind: str, version: str) -> list[str]:
+    """The columns a `kind` file of schema `version` must hold: version 1's, plus those added up to it."""
+    added = {c for v, cols in _ADDED.items() if int(v) <= int(version) for c in cols}
+    return [c for c in _SCHEMAS[kind].names if c not in _LATER or c in added]
+
+
+def _check(path: Path, kind: str, schema: pa.Schema) -> None:
+    """ResultsError naming `path` unless its Parquet schema is a readable benchctl `kind` file that holds
+    the columns its version promises."""
+    meta = schema.metadata or {}
     version = meta.get(_META_VERSION)
     if version is None or meta.get(_META_KIND) != kind.encode():
         raise ResultsError(
@@ -195,36 +227,92 @@ def _read_one(path: Path, kind: str) -> pa.Table:
             f"{path}: schema version {version.decode()}, this benchctl reads versions "
             f"{', '.join(READABLE_VERSIONS)}; use the benchctl that wrote it"
         )
+    missing = [c for c in promised_columns(kind, version.decode()) if c not in schema.names]
+    if missing:
+        raise ResultsError(
+            f"{path}: schema version {version.decode()} {kind} file without column(s) "
+            f"{', '.join(missing)}; it was not written by benchctl's ResultsWriter: rewrite or move it"
+        )
+
+
+def _read_one(path: Path, kind: str) -> pa.Table:
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise ResultsError(f"{path}: not a readable Parquet file ({exc}); delete or move it") from None
+    _check(path, kind, table.schema)
     return table
 
 
-def read_kind(results_dir: Path, kind: str) -> pd.DataFrame:
-    """All files of one kind as one DataFrame with the schema's columns (empty if none)."""
-    files = sorted((results_dir / kind).glob("*.parquet"))
-    tables = [_read_one(f, kind) for f in files]
-    if not tables:
-        return _SCHEMAS[kind].empty_table().to_pandas()
-    return pa.concat_tables(tables, promote_options="permissive").to_pandas()
+def _file_schema(path: str) -> pa.Schema:
+    try:
+        return pq.read_schema(path)  # the file's footer: its metadata and columns
+    except (pa.ArrowException, OSError) as exc:
+        raise ResultsError(f"{path}: not a readable Parquet file ({exc}); delete or move it") from None
 
 
-def read_results(results_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(epochs, trials) of a sweep directory. Raises ResultsError for a missing or empty directory."""
+_CHUNK = 400  # files per dataset scan: one scan of 4,800 small files held ~800 MB of batches at once
+
+
+def read_kind(results_dir: Path | Iterable[Path], kind: str) -> pd.DataFrame:
+    """All files of one kind, of one results directory or several, as one DataFrame with every column of
+    the schema (a column an older file lacks reads as null; empty if there are no files).
+
+    pyarrow dataset scans with threads, _CHUNK files each: reading 9,600 small files one at a time took
+    ~40 s, and one scan of them all held a batch per file (~800 MB for 100k epoch rows; joined per
+    chunk, ~200 MB). Each file is checked first (_check, footers read on a thread pool), so a stray or
+    damaged file is named rather than read as nulls."""
+    one = isinstance(results_dir, str | os.PathLike)
+    dirs = [Path(results_dir)] if one else [Path(d) for d in results_dir]
+    files = [str(f) for d in dirs for f in sorted((d / kind).glob("*.parquet"))]
+    schema = _SCHEMAS[kind]
+    if not files:
+        return schema.empty_table().to_pandas()
+    with ThreadPoolExecutor(max_workers=min(8, len(files))) as pool:  # footers: I/O, GIL released
+        for path, physical in zip(files, pool.map(_file_schema, files), strict=True):
+            _check(Path(path), kind, physical)
+    parts = []
+    try:  # a threaded scan per _CHUNK files, each joined into one contiguous table before the next
+        for i in range(0, len(files), _CHUNK):
+            chunk = ds.dataset(files[i : i + _CHUNK], schema=schema, format="parquet")
+            parts.append(chunk.to_table(use_threads=True).combine_chunks())
+    except (pa.ArrowException, OSError) as exc:  # e.g. a column whose type cannot be cast to the schema's
+        raise ResultsError(f"{', '.join(map(str, dirs))}: {exc}") from None
+    return pa.concat_tables(parts).to_pandas()
+
+
+def _check_dir(results_dir: Path) -> None:
+    """ResultsError unless `results_dir` is a folder holding some benchctl Parquet file."""
     if results_dir.exists() and not results_dir.is_dir():
         raise ResultsError(f"{results_dir} is a file, not a results directory; pass the folder a sweep wrote")
     if not results_dir.is_dir():
         raise ResultsError(f"results directory {results_dir} does not exist; pass the folder a sweep wrote")
-    epochs, trials = read_kind(results_dir, "epochs"), read_kind(results_dir, "trials")
-    if epochs.empty and trials.empty and any((p / "spec.json").is_file() for p in results_dir.iterdir()):
+    if any(next((results_dir / kind).glob("*.parquet"), None) for kind in _SCHEMAS):
+        return
+    if any((p / "spec.json").is_file() for p in results_dir.iterdir()):
         raise ResultsError(  # a parent of sweeps, such as results/
             f"{results_dir} holds sweep folders, not one sweep's results; list them with "
             f"`benchctl ls {results_dir}` and report one, e.g. `benchctl report {results_dir}/NAME`"
         )
-    if epochs.empty and trials.empty:
-        raise ResultsError(
-            f"{results_dir} holds no benchctl results (no epochs/*.parquet or trials/*.parquet); "
-            "pass the folder a sweep wrote"
-        )
-    return epochs, trials
+    raise ResultsError(
+        f"{results_dir} holds no benchctl results (no epochs/*.parquet or trials/*.parquet); "
+        "pass the folder a sweep wrote"
+    )
+
+
+def read_many(results_dirs: Iterable[Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(epochs, trials) of several sweep directories, each kind read in one scan (read_kind). Raises
+    ResultsError for a missing or empty directory, naming it; trial rows of a directory given twice are
+    kept once."""
+    dirs = list(dict.fromkeys(Path(d) for d in results_dirs))
+    for d in dirs:
+        _check_dir(d)
+    return read_kind(dirs, "epochs"), read_kind(dirs, "trials")
+
+
+def read_results(results_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(epochs, trials) of a sweep directory. Raises ResultsError for a missing or empty directory."""
+    return read_many([Path(results_dir)])
 
 
 @dataclass(frozen=True)

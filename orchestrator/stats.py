@@ -34,15 +34,16 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
+from orchestrator import results
 from orchestrator.formats import is_missing
 from orchestrator.pairing import PAIR, class_pairs
 from trainables.config import NUM_CLASSES
 
-CELL = ["model", "device", "batch_size", "pipeline", "precision"]
-HW_CLASS = "hw_class"  # e.g. "gpu:H200", "cpu:EPYC-7763-64c" (orchestrator.hardware); "" when unknown
+CELL = list(results.CELL)  # the cell key: defined once, in orchestrator.results
+HW_CLASS = results.HW_CLASS  # e.g. "gpu:H200", "cpu:EPYC-7763-64c" (orchestrator.hardware); "" when unknown
 CLASS_CELL = CELL + [HW_CLASS]  # what cell_summary groups by: a cell never pools hardware classes
 DEVICES = ("cpu", "gpu")
-RUN = ["sweep", "trial", "attempt"]  # one training run (a repeat of a cell)
+RUN = list(results.RUN)  # one training run (a repeat of a cell)
 # Settings that should be constant inside a cell; pooling differing values would mix two experiments.
 _MUST_MATCH = ["dataset", "cpus_allotted", "torch_threads", "data_workers"]
 # A side is flagged "noisy" when the IQR of its epoch_s samples exceeds this share of their median.
@@ -102,9 +103,11 @@ def ok_epochs(epochs: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFrame:
 
 
 def with_hw_class(epochs: pd.DataFrame) -> pd.DataFrame:
-    """A copy of `epochs` whose hw_class is a str column: "" where null or where the column is absent."""
+    """A copy of `epochs` whose cell-key columns with a default (results.CELL_DEFAULTS, e.g. hw_class "")
+    hold it where null or where the column is absent (results written before the column existed)."""
     out = epochs.copy()
-    out[HW_CLASS] = out[HW_CLASS].fillna("").astype(str) if HW_CLASS in out else ""
+    for col, default in results.CELL_DEFAULTS.items():
+        out[col] = out[col].fillna(default).astype(type(default)) if col in out else default
     return out
 
 
@@ -207,68 +210,74 @@ def cell_summary(epochs: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=columns)
     epochs = with_hw_class(epochs)
     steady = steady_epochs(epochs)
+    # one group-by per statistic over all cells at once: the former per-cell loop with boolean masks
+    # over every row cost ~55 s at 100k rows
+    epoch_s = _num(steady, "epoch_s")
+    steady = steady.assign(
+        _epoch_s=epoch_s,
+        _ratio=_num(steady, "data_s") / epoch_s.where(epoch_s > 0),
+        _extrapolated=steady["extrapolated"].fillna(False).astype(bool),
+        _overlapped=steady["overlapped_with"].notna() if "overlapped_with" in steady else False,
+        _steal=_num(steady, "host_steal_pct"),
+        **_energy_columns(steady),
+    )
+    g = steady.groupby(CLASS_CELL, dropna=False, sort=False)
+    out = g.agg(
+        params=("params", "max"),
+        epoch_s=("_epoch_s", "median"),
+        _q25=("_epoch_s", lambda v: v.quantile(0.25)),
+        _q75=("_epoch_s", lambda v: v.quantile(0.75)),
+        n=("_epoch_s", "count"),
+        data_share=("_ratio", "median"),
+        extrapolated=("_extrapolated", "any"),
+        warmup_only=("warmup_only", "all"),
+        overlapped=("_overlapped", "any"),
+        device_names=("device_name", _names),
+        hosts=("host", _names),
+        host_steal_pct=("_steal", "median"),
+        **{c: (f"_{c}", "median") for c in _ENERGY_MEDIANS},
+    )
+    out["epoch_s_iqr"] = out.pop("_q75") - out.pop("_q25")
+    runs = steady.drop_duplicates(CLASS_CELL + RUN)
+    out["runs"] = runs.groupby(CLASS_CELL, dropna=False, sort=False).size()
+    mixed = {c: g[c].nunique(dropna=True) > 1 for c in _MUST_MATCH if c in steady}
+    out["mixed"] = [", ".join(c for c in mixed if mixed[c].iloc[i]) for i in range(len(out))]
+    whole = epochs.assign(_partial=epochs["eval_partial"].fillna(False).astype(bool))
+    out["eval_partial"] = whole.groupby(CLASS_CELL, dropna=False, sort=False)["_partial"].any()
     last = epochs.sort_values("epoch", kind="stable").groupby(RUN, dropna=False).tail(1)
-    rows = []
-    for key, g in steady.groupby(CLASS_CELL, dropna=False, sort=False):
-        ratio = g["data_s"] / g["epoch_s"].where(g["epoch_s"] > 0)
-        mixed = [c for c in _MUST_MATCH if c in g and g[c].nunique(dropna=True) > 1]
-        final_acc = last.loc[_select(last, CLASS_CELL, key), "test_acc"]
-        cell = _select(epochs, CLASS_CELL, key)
-        energy = _cell_energy(g, device=dict(zip(CLASS_CELL, key, strict=True))["device"])
-        rows.append(
-            dict(
-                zip(CLASS_CELL, key, strict=True),
-                params=int(g["params"].max()) if g["params"].notna().any() else np.nan,
-                epoch_s=float(np.median(g["epoch_s"].dropna())) if g["epoch_s"].notna().any() else np.nan,
-                epoch_s_iqr=iqr(g["epoch_s"]),
-                n=int(g["epoch_s"].notna().sum()),
-                runs=int(g[RUN].drop_duplicates().shape[0]),
-                data_share=float(ratio.median()) if ratio.notna().any() else np.nan,
-                test_acc=float(final_acc.mean()) if final_acc.notna().any() else np.nan,
-                extrapolated=bool(g["extrapolated"].fillna(False).any()),
-                eval_partial=bool(epochs.loc[cell, "eval_partial"].fillna(False).any()),
-                warmup_only=bool(g["warmup_only"].all()),
-                overlapped=bool("overlapped_with" in g and g["overlapped_with"].notna().any()),
-                mixed=", ".join(mixed),
-                device_names=_names(g["device_name"]),
-                hosts=_names(g["host"]),
-                host_steal_pct=_median(_num(g, "host_steal_pct")),
-                **energy,
-            )
-        )
-    out = pd.DataFrame(rows, columns=columns)
+    out["test_acc"] = _num(last, "test_acc").groupby([last[c] for c in CLASS_CELL], dropna=False).mean()
+    out = out.reset_index()
+    out["params"] = out["params"].astype(float) if out["params"].isna().any() else out["params"].astype(int)
+    scope = np.where(out["device"] == "cpu", "CPU", np.where(out.pop("both") > 0, "GPU+CPU", "GPU only"))
+    out["energy_scope"] = np.where(out["energy_j"].isna(), "", scope)
+    out = out[columns].astype({"extrapolated": bool, "eval_partial": bool, "overlapped": bool})
     return out.sort_values(["params", "model", "device", HW_CLASS], kind="stable").reset_index(drop=True)
 
 
-def _cell_energy(g: pd.DataFrame, device) -> dict:
-    """The energy columns of cell_summary for one cell's epochs `g` (see its docstring)."""
-    gpu, cpu = _num(g, "gpu_energy_j"), _num(g, "cpu_energy_j")
-    images = full_epoch_images(g)
-    if device == "cpu":
-        total, scope = cpu, "CPU"
-    elif (gpu.notna() & cpu.notna()).any():
-        total, scope = (gpu + cpu), "GPU+CPU"  # NaN where either is unknown, dropped by _median
-    else:
-        total, scope = gpu, "GPU only"
-    energy_j = _median(total)
-    return dict(
-        gpu_energy_j=_median(gpu),
-        cpu_energy_j=_median(cpu),
-        gpu_util_pct=_median(_num(g, "gpu_util_pct")),
-        gpu_j_per_image=_median(gpu / images),
-        cpu_j_per_image=_median(cpu / images),
-        energy_j=energy_j,
-        energy_scope="" if math.isnan(energy_j) else scope,
-        energy_j_per_image=_median(total / images),
-    )
+# the energy columns of cell_summary that are medians of a per-epoch column of _energy_columns
+_ENERGY_MEDIANS = ("gpu_energy_j", "cpu_energy_j", "gpu_util_pct", "gpu_j_per_image", "cpu_j_per_image",
+                   "energy_j", "energy_j_per_image", "both")  # fmt: skip
 
 
-def _select(df: pd.DataFrame, cols: list[str], key: tuple) -> np.ndarray:
-    """Bool mask of rows whose `cols` equal `key`; a null key value matches null (groupby dropna=False)."""
-    mask = np.ones(len(df), dtype=bool)
-    for col, val in zip(cols, key, strict=True):
-        mask &= (df[col].isna() if pd.isna(val) else df[col] == val).to_numpy(dtype=bool)
-    return mask
+def _energy_columns(steady: pd.DataFrame) -> dict[str, pd.Series]:
+    """Per steady epoch, the values whose per-cell medians are cell_summary's energy columns (see its
+    docstring): a GPU cell's epoch energy is GPU + CPU where the cell has any epoch with both known (NaN
+    where either is unknown, dropped by the median), else GPU alone; a CPU cell's is its CPU energy."""
+    gpu, cpu = _num(steady, "gpu_energy_j"), _num(steady, "cpu_energy_j")
+    images = full_epoch_images(steady)
+    both = (gpu.notna() & cpu.notna()).groupby([steady[c] for c in CLASS_CELL], dropna=False).transform("any")
+    total = np.where(steady["device"] == "cpu", cpu, np.where(both, gpu + cpu, gpu))
+    total = pd.Series(total, index=steady.index, dtype=float)
+    return {
+        "_gpu_energy_j": gpu,
+        "_cpu_energy_j": cpu,
+        "_gpu_util_pct": _num(steady, "gpu_util_pct"),
+        "_gpu_j_per_image": gpu / images,
+        "_cpu_j_per_image": cpu / images,
+        "_energy_j": total,
+        "_energy_j_per_image": total / images,
+        "_both": both.astype(float),  # 1.0 for a cell with both counters: median 1.0
+    }
 
 
 def speedup(cpu_epoch_s, gpu_epoch_s) -> float:
@@ -313,14 +322,25 @@ def bootstrap_speedup_ci(
     if len(cpu) < 2 or len(gpu) < 2:
         return (math.nan, math.nan)
     rng = np.random.default_rng(seed)
-    cpu_medians = np.median(rng.choice(cpu, size=(n_resamples, len(cpu)), replace=True), axis=1)
-    gpu_medians = np.median(rng.choice(gpu, size=(n_resamples, len(gpu)), replace=True), axis=1)
+    cpu_medians = _resampled_medians(rng, cpu, n_resamples)
+    gpu_medians = _resampled_medians(rng, gpu, n_resamples)
     if not (gpu_medians > 0).all():
         return (math.nan, math.nan)
     ratios = cpu_medians / gpu_medians
     tail = (1 - confidence) / 2 * 100
     low, high = np.percentile(ratios, [tail, 100 - tail])
     return (float(low), float(high))
+
+
+def _resampled_medians(rng: np.random.Generator, values: np.ndarray, n_resamples: int) -> np.ndarray:
+    """Medians of n_resamples resamples (with replacement) of `values`: the same draws as
+    rng.choice(values, size=(n_resamples, n)) and the same medians as np.median(axis=1), by partitioning
+    the drawn values in place (no sorted copy per row)."""
+    n = len(values)
+    drawn = values[rng.integers(0, n, size=(n_resamples, n))]
+    middle = [n // 2] if n % 2 else [n // 2 - 1, n // 2]
+    drawn.partition(middle, axis=1)
+    return drawn[:, middle].mean(axis=1)
 
 
 def energy_speedup(cpu_cell: pd.Series | None, gpu_cell: pd.Series | None) -> float:
@@ -397,25 +417,36 @@ def speedup_table(epochs: pd.DataFrame) -> pd.DataFrame:
     if summary.empty:
         return pd.DataFrame(columns=columns)
     steady = steady_epochs(epochs)
+    # every cell's steady epoch_s samples in one group-by, looked up per pair (no per-pair masks)
+    samples = {
+        key: values.to_numpy(dtype=float)
+        for key, values in _num(steady, "epoch_s").groupby([steady[c] for c in CLASS_CELL], dropna=False)
+    }
     rows = []
     for key, g in summary.groupby(PAIR, dropna=False, sort=False):
-        pair = _select(steady, PAIR, key)
         for cpu_cell, gpu_cell in class_pairs(g):
             side = {"cpu": cpu_cell, "gpu": gpu_cell}
-            samples = {dev: _samples(steady, pair, dev, side[dev]) for dev in DEVICES}
-            rows.append(
-                dict(zip(PAIR, key, strict=True), params=g["params"].max(), **_pair_row(side, samples))
-            )
+            drawn = {dev: _samples(samples, side[dev]) for dev in DEVICES}
+            rows.append(dict(zip(PAIR, key, strict=True), params=g["params"].max(), **_pair_row(side, drawn)))
     out = pd.DataFrame(rows, columns=columns)
     return out.sort_values(["params"] + PAIR, kind="stable").reset_index(drop=True)
 
 
-def _samples(steady: pd.DataFrame, pair: np.ndarray, device: str, cell: pd.Series | None) -> pd.Series:
-    """The steady epoch_s samples of one cell (a cell_summary row) among the rows of its `pair` mask."""
+def _samples(samples: dict[tuple, np.ndarray], cell: pd.Series | None) -> np.ndarray:
+    """The steady epoch_s samples of one cell (a cell_summary row); none for a missing side."""
     if cell is None:
-        return pd.Series(dtype=float)
-    mask = pair & (steady["device"] == device).to_numpy() & (steady[HW_CLASS] == cell[HW_CLASS]).to_numpy()
-    return steady.loc[mask, "epoch_s"]
+        return np.array([], dtype=float)
+    key = tuple(cell[c] for c in CLASS_CELL)
+    found = samples.get(key)
+    if found is None:  # a null key value: groupby keys hold NaN, which never equals itself
+        found = next(
+            (v for k, v in samples.items() if all(_same(a, b) for a, b in zip(k, key, strict=True))), None
+        )
+    return np.array([], dtype=float) if found is None else found
+
+
+def _same(a, b) -> bool:
+    return (pd.isna(a) and pd.isna(b)) if pd.isna(a) or pd.isna(b) else a == b
 
 
 def _pair_row(side: dict[str, pd.Series | None], samples: dict[str, pd.Series]) -> dict:

@@ -122,3 +122,39 @@ def test_unfinished_trials_are_planned_ones_without_an_ok_attempt(tmp_path):
     )
     assert unfinished_trials(tmp_path, own) == ["resnet18/gpu/bs128/resident/fp32/r0"]
     assert unfinished_trials(tmp_path / "nowhere", trials) == []  # no spec.json: no claim
+
+
+def test_file_missing_a_promised_column_is_one_line_exit_2(tmp_path):
+    """A schema-5 epochs file without eval_partial (hand-edited, or written by another tool with
+    benchctl's metadata) is named with the missing column, exit 2: not a pandas KeyError traceback."""
+    from typer.testing import CliRunner
+
+    from orchestrator.cli import app
+    from orchestrator.results import promised_columns
+
+    assert "eval_partial" in promised_columns("epochs", "1") and "restored" not in promised_columns(
+        "epochs", "4"
+    )
+    write_rows(tmp_path, "epochs", "good-a1", [ROW])
+    path = write_rows(tmp_path, "epochs", "bad-a1", [ROW])
+    table = pq.read_table(path)
+    pq.write_table(table.drop_columns(["eval_partial", "checkpoint_s"]), path)  # the metadata stays
+    with pytest.raises(ResultsError, match=r"bad-a1.parquet: schema version 5 epochs file without column"):
+        read_results(tmp_path)
+    result = CliRunner().invoke(app, ["report", str(tmp_path), "--out", str(tmp_path / "rep")])
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in result.output
+    assert "bad-a1.parquet" in lines[0] and "eval_partial, checkpoint_s" in lines[0]
+    assert not (tmp_path / "rep").exists()
+
+
+def test_older_version_without_newer_columns_reads_them_as_null(tmp_path):
+    path = write_rows(tmp_path, "epochs", "old-a1", [ROW])
+    table = pq.read_table(path)
+    old = table.drop_columns(["restored", "checkpoint_s", "checkpoint_mb", "host_busy_pct", "host_steal_pct"])
+    pq.write_table(
+        old.replace_schema_metadata({b"benchctl.schema_version": b"3", b"benchctl.kind": b"epochs"}), path
+    )
+    epochs, _ = read_results(tmp_path)
+    assert list(epochs.columns) == EPOCH_SCHEMA.names and epochs["checkpoint_s"].isna().all()

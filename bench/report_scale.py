@@ -1,0 +1,225 @@
+"""How `benchctl report` scales with the number of epoch rows: a benchmark, not a test.
+
+    python bench/report_scale.py                        # 25k, 50k, 100k rows; writes reports/scale/
+    python bench/report_scale.py --repeats 5 --code /tmp/benchctl-base --label before --no-readme
+
+It writes result directories of the grid 3 models x 2 devices x 10 batch sizes x 2 pipelines x
+2 precisions x R repeats, 21 epochs per trial (R = 5, 10, 20: 25,200, 50,400 and 100,800 epoch rows;
+4,800 trial files + 4,800 epoch files at R = 20), through the real write path (results.write_rows,
+so every file carries the schema's columns and metadata), with seeded, plausible numbers and trial rows
+filled the way ResultsWriter fills them. Then it runs `python -m orchestrator report DIR --format md,html`
+in a fresh process per size and records its wall time and peak RSS (getrusage of a wrapper's only child).
+`--code DIR` times another checkout of benchctl (e.g. `git archive` of an older commit) on the same
+directories, for a before/after. Results are appended to reports/scale/results.json and summarised in
+reports/scale/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import time
+from dataclasses import asdict
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # runnable from a bare checkout
+
+import numpy as np  # noqa: E402
+
+from orchestrator.results import file_key, write_json_atomic, write_rows  # noqa: E402
+from trainables.config import TrialConfig  # noqa: E402
+
+MODELS = {"simple_cnn": (545_098, 1.0), "resnet18": (11_173_962, 4.0), "resnet50": (23_520_842, 11.0)}
+DEVICES = ("cpu", "gpu")
+BATCH_SIZES = (32, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
+PIPELINES = ("loader", "resident")
+PRECISIONS = ("fp32", "amp")
+EPOCHS = 21
+TRAIN, TEST = 50_000, 10_000
+SIZES = (5, 10, 20)  # repeats: 25,200 / 50,400 / 100,800 epoch rows
+OUT = ROOT / "reports" / "scale"
+# the child runs one command and reports its own child's peak RSS: RUSAGE_CHILDREN of a process that
+# waited for exactly one child is that child's
+_WRAPPER = (
+    "import json,resource,subprocess,sys,time;t=time.perf_counter();rc=subprocess.call(sys.argv[1:],"
+    "stdout=subprocess.DEVNULL);w=time.perf_counter()-t;r=resource.getrusage(resource.RUSAGE_CHILDREN);"
+    "print(json.dumps({'rc':rc,'wall_s':w,'max_rss_mb':r.ru_maxrss/1024,'cpu_s':r.ru_utime+r.ru_stime}))"
+)
+
+
+def epoch_seconds(model: str, device: str, batch: int, pipeline: str, precision: str) -> float:
+    """A plausible full-epoch time: GPU 10-40x faster than CPU, small batches and the loader slower."""
+    base = MODELS[model][1] * (1.0 if pipeline == "resident" else 1.4) * (0.7 if precision == "amp" else 1)
+    base *= 1 + 64 / batch
+    return base * (1.0 if device == "gpu" else 12 + 2.5 * MODELS[model][1])
+
+
+def trial_files(results: Path, sweep: str, cell: tuple, repeat: int, rng: np.random.Generator) -> int:
+    model, device, batch, pipeline, precision = cell
+    params = MODELS[model][0]
+    cfg = TrialConfig(model=model, device=device, batch_size=batch, pipeline=pipeline, precision=precision,
+                      seed=repeat, repeat=repeat, epochs=EPOCHS, dataset="synthetic", cpus=8)  # fmt: skip
+    trial = cfg.trial_id
+    hw_class = "gpu:H200" if device == "gpu" else "cpu:Xeon-Platinum-8480+-16c"
+    ident = dict(
+        sweep=sweep, cell=trial.rsplit("/", 1)[0], trial=trial, attempt=1, model=model, params=params,
+        device=device, device_name="NVIDIA H200" if device == "gpu" else "Intel Xeon Platinum 8480+",
+        hw_class=hw_class, host="node1", batch_size=batch, pipeline=pipeline, precision=precision,
+        dataset="synthetic", repeat=repeat, seed=repeat, cpus_allotted=8, torch_threads=6, data_workers=2,
+    )  # fmt: skip
+    mean = epoch_seconds(*cell)
+    steps = math.ceil(TRAIN / batch)
+    rows = []
+    for epoch in range(1, EPOCHS + 1):
+        s = mean * float(rng.lognormal(0, 0.04)) * (1.6 if epoch == 1 else 1.0)
+        data = s * (0.35 if pipeline == "loader" and device == "gpu" else 0.05) * float(rng.uniform(0.8, 1.2))
+        acc = min(0.9, 0.1 + 0.8 * (1 - math.exp(-epoch / 6))) + float(rng.normal(0, 0.005))
+        rows.append(
+            dict(
+                ident,
+                epoch=epoch,
+                warmup=epoch == 1,
+                restored=False,
+                epoch_s=s,
+                measured_s=s,
+                data_s=data,
+                compute_s=s - data - 0.01 * s,
+                eval_s=s * 0.08,
+                steps=steps,
+                full_steps=steps,
+                extrapolated=False,
+                images=TRAIN,
+                images_per_s=TRAIN / s,
+                train_loss=2.3 * math.exp(-epoch / 8),
+                test_acc=acc,
+                eval_images=TEST,
+                eval_partial=False,
+                gpu_mem_peak_mb=900.0 + batch * 3 if device == "gpu" else None,
+                gpu_energy_j=420 * s if device == "gpu" else None,
+                gpu_util_pct=float(rng.uniform(40, 95)) if device == "gpu" else None,
+                cpu_energy_j=180 * s,
+                host_busy_pct=float(rng.uniform(20, 60)),
+                host_steal_pct=float(rng.uniform(0, 0.5)),
+                checkpoint_s=0.2,
+                checkpoint_mb=params * 8 / 2**20,
+            )  # fmt: skip
+        )
+    start = datetime(2026, 12, 1, tzinfo=UTC) + timedelta(minutes=repeat)
+    key = file_key(trial, 1)
+    write_rows(results, "epochs", key, rows)
+    write_rows(
+        results, "trials", key,
+        [dict(
+            ident, status="ok", error=None, epochs_planned=EPOCHS, epochs_done=EPOCHS, started_at=start,
+            ended_at=start + timedelta(seconds=sum(r["epoch_s"] for r in rows)),
+            cpu_model="Intel(R) Xeon(R) Platinum 8480+", cpu_cores=16,
+            gpu_name="NVIDIA H200" if device == "gpu" else None, gpu_driver="565.57.01",
+            cuda_runtime="12.4", cudnn=90100, python="3.11.9", torch="2.5.1", torchvision="0.20.1",
+            ray="2.40.0", git_commit="0123abc", tune_trial_id=f"t{repeat:05d}", niceness=15, node_id="n" * 56,
+            gpus_visible=1 if device == "gpu" else 0, cuda_visible_devices="0" if device == "gpu" else "",
+            gpu_uuid="GPU-0000" if device == "gpu" else None, nvml_index=0 if device == "gpu" else None,
+            placement="exclusive", cpu_share=8.0, cpu_affinity=None, overlapped_with=None,
+            trial_process="child", restored_from_epoch=0, checkpoint=f"checkpoints/{key}",
+            checkpoint_epoch=EPOCHS, data_cache="hit", data_s_load=0.4, energy_notes=None,
+            config_json=json.dumps(asdict(cfg), default=str),
+        )],
+    )  # fmt: skip
+    return len(rows)
+
+
+def generate(results: Path, repeats: int) -> int:
+    """A sweep directory of the grid with `repeats` repeats (kept when it already holds them all)."""
+    cells = list(itertools.product(MODELS, DEVICES, BATCH_SIZES, PIPELINES, PRECISIONS))
+    done = results / ".complete"
+    if done.is_file():
+        return int(done.read_text())
+    rng = np.random.default_rng(repeats)
+    spec = dict(name=results.name, models=list(MODELS), devices=list(DEVICES), batch_sizes=list(BATCH_SIZES),
+                pipelines=list(PIPELINES), precisions=list(PRECISIONS), repeats=repeats, epochs=EPOCHS,
+                dataset="synthetic", per_class=False)  # fmt: skip
+    write_json_atomic({"spec": spec}, results / "spec.json")
+    n = sum(trial_files(results, results.name, c, r, rng) for c in cells for r in range(repeats))
+    done.write_text(str(n))
+    return n
+
+
+def time_report(code: Path, results: Path, out: Path) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    cmd = [
+        sys.executable,
+        "-m",
+        "orchestrator",
+        "report",
+        str(results),
+        "--format",
+        "md,html",
+        "--out",
+        str(out),
+    ]
+    proc = subprocess.run([sys.executable, "-c", _WRAPPER, *cmd], env=env, capture_output=True, text=True,
+                          check=True, cwd=code)  # fmt: skip
+    measured = json.loads(proc.stdout.strip().splitlines()[-1])
+    if measured["rc"] != 0:
+        raise SystemExit(f"report failed (exit {measured['rc']}) for {results} with {code}")
+    return measured
+
+
+def write_readme(records: list[dict]) -> None:
+    lines = [
+        "# `benchctl report` at scale",
+        "",
+        "Generated by `python bench/report_scale.py` (see its docstring): one sweep directory per size, the",
+        f"grid {len(MODELS)} models x {len(DEVICES)} devices x {len(BATCH_SIZES)} batch sizes x "
+        f"{len(PIPELINES)} pipelines x {len(PRECISIONS)} precisions x R repeats, {EPOCHS} epochs per trial,",
+        "written with `results.write_rows`; each row is one `benchctl report DIR --format md,html` in a",
+        "fresh process (wall time, and peak RSS from getrusage). `code` says which benchctl ran it.",
+        "",
+        "| code | repeats | epoch rows | files | wall s | peak RSS MB | CPU s | when | host |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in records:
+        lines.append(
+            f"| {r['label']} | {r['repeats']} | {r['rows']:,} | {r['files']:,} | {r['wall_s']:.1f} | "
+            f"{r['max_rss_mb']:.0f} | {r['cpu_s']:.1f} | {r['when']} | {r['host']} |"
+        )
+    lines += ["", "Raw numbers: [results.json](results.json).", ""]
+    (OUT / "README.md").write_text("\n".join(lines))
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--repeats", type=int, nargs="+", default=list(SIZES), help="sizes to time (repeats)")
+    p.add_argument("--work", type=Path, default=Path("/tmp/benchctl-report-scale"), help="results go here")
+    p.add_argument("--code", type=Path, default=ROOT, help="the benchctl checkout to time (PYTHONPATH)")
+    p.add_argument("--label", default="this commit", help="how the README names --code")
+    p.add_argument("--no-readme", action="store_true", help="only append to results.json")
+    args = p.parse_args(argv)
+    OUT.mkdir(parents=True, exist_ok=True)
+    store = OUT / "results.json"
+    records = json.loads(store.read_text()) if store.is_file() else []
+    for repeats in args.repeats:
+        results = args.work / f"r{repeats}"
+        t = time.perf_counter()
+        rows = generate(results, repeats)
+        print(f"r{repeats}: {rows} epoch rows ready ({time.perf_counter() - t:.0f} s)", flush=True)
+        measured = time_report(args.code.resolve(), results, args.work / f"report-r{repeats}")
+        files = sum(1 for _ in results.glob("*/*.parquet"))
+        record = dict(label=args.label, repeats=repeats, rows=rows, files=files, host=platform.node(),
+                      cpus=os.cpu_count(), when=time.strftime("%Y-%m-%d %H:%M"), **measured)  # fmt: skip
+        print(json.dumps(record), flush=True)
+        records.append(record)
+        store.write_text(json.dumps(records, indent=2) + "\n")
+    if not args.no_readme:
+        write_readme(records)
+
+
+if __name__ == "__main__":
+    main()
