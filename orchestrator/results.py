@@ -54,6 +54,7 @@ _IDENTITY = [
     ("batch_size", pa.int32()),
     ("pipeline", pa.string()),
     ("precision", pa.string()),
+    ("compile", pa.string()),  # off | on: eager or torch.compile'd training step (schema 6; older: off)
     ("dataset", pa.string()),
     ("repeat", pa.int32()),
     ("seed", pa.int32()),
@@ -133,6 +134,11 @@ TRIAL_SCHEMA = pa.schema(
         ("checkpoint_epoch", pa.int32()),  # the epoch that checkpoint was taken after (schema 5)
         ("data_cache", pa.string()),  # hit | miss | off: the node's data cache (trainables/datacache.py)
         ("data_s_load", pa.float64()),  # seconds to get the data set, outside every epoch (schema 5)
+        ("compile_s", pa.float64()),  # compiling before epoch 1, outside every epoch; null eager (schema 6)
+        ("compile_mode", pa.string()),  # torch.compile mode (reduce-overhead on GPU); null eager (schema 6)
+        ("channels_last", pa.bool_()),  # weights and batches in NHWC (compiled GPU cells; schema 6)
+        ("last_batch", pa.string()),  # kept | dropped: a training epoch's last partial batch (schema 6)
+        ("cudagraph_skips", pa.int32()),  # compiled GPU: graphs Inductor ran without CUDA graphs (schema 6)
         ("energy_notes", pa.string()),  # why an energy column is null, if it is
         ("config_json", pa.string()),  # the whole TrialConfig
     ]
@@ -184,10 +190,10 @@ def write_json_atomic(obj: dict, path: Path) -> Path:
 # The cell key: the settings that make one cell (repeats of a cell are pooled), in display order. The one
 # definition stats, pairing, tables and figures read; a new axis is one entry here (with the value that
 # results written before it existed read as, in CELL_DEFAULTS) and one in planned_trials' token map.
-CELL = ("model", "device", "batch_size", "pipeline", "precision")
+CELL = ("model", "device", "batch_size", "pipeline", "precision", "compile")
 HW_CLASS = "hw_class"  # e.g. "gpu:H200"; never pooled either, but a property of the node, not the grid
 # value a cell-key column reads as where a file predates it or left it null (schema-1 results: no class)
-CELL_DEFAULTS = {HW_CLASS: ""}
+CELL_DEFAULTS = {HW_CLASS: "", "compile": "off"}  # compile: schema 6; eager before
 PAIR = tuple(c for c in CELL if c != "device")  # what a CPU and a GPU cell must share to be compared
 CONFIG = tuple(c for c in PAIR if c != "model")  # a model's configuration: batch size, pipeline, ...
 RUN = ("sweep", "trial", "attempt")  # one training run (a repeat of a cell)
@@ -200,6 +206,7 @@ _ADDED = {
     "4": ("host_busy_pct", "host_steal_pct"),
     "5": ("restored", "checkpoint_s", "checkpoint_mb", "checkpoint", "data_cache", "data_s_load",
           "restored_from_epoch", "checkpoint_epoch"),
+    "6": ("compile", "compile_s", "compile_mode", "channels_last", "last_batch", "cudagraph_skips"),
 }  # fmt: skip
 _LATER = {c for cols in _ADDED.values() for c in cols} | {
     "hw_class", "node_id", "gpus_visible", "cuda_visible_devices", "gpu_uuid", "nvml_index", "placement",
@@ -336,14 +343,16 @@ def planned_trials(spec: dict) -> list[str] | None:
     then) or the spec does not say (no devices, or a value TrialConfig refuses)."""
     if spec.get("per_class"):
         return None
-    if not all(isinstance(spec.get(a.spec_field), list) for a in AXES) or not isinstance(
+    # an axis added after the spec was stored (compiles) ran at its default
+    stored = {a.spec_field: spec.get(a.spec_field, a.default.split(",") if a.default else None) for a in AXES}
+    if not all(isinstance(stored[a.spec_field], list) for a in AXES) or not isinstance(
         spec.get("repeats"), int
     ):
         return None
     try:
         return [
             TrialConfig(**{a.trial_field: v for a, v in zip(AXES, combo, strict=True)}, repeat=r).trial_id
-            for combo in itertools.product(*(spec[a.spec_field] for a in AXES))
+            for combo in itertools.product(*(stored[a.spec_field] for a in AXES))
             for r in range(spec["repeats"])
         ]
     except (TypeError, ValueError):

@@ -32,6 +32,13 @@ class Precision(str, Enum):
     amp = "amp"  # bf16 autocast (GPU and CPU)
 
 
+class Compile(str, Enum):
+    """How the training step runs (trainables/compiled.py says what `on` compiles, and how)."""
+
+    off = "off"  # eager PyTorch, as the paper ran it
+    on = "on"  # torch.compile: Inductor + CUDA graphs on a GPU, Inductor's C++/OpenMP code on a CPU
+
+
 # ---- defaults: the one place where numbers live -------------------------------------------
 PAPER_MODELS = ("simple_cnn", "resnet18", "resnet50")  # the paper's three models, the default grid
 EPOCHS = 10  # passes over the training set (the paper: 10)
@@ -68,6 +75,9 @@ def _positive_int(name: str, value, *, allow_none: bool = False, allow_zero: boo
         raise ValueError(f"{name} must be >= {low}, got {value}")
 
 
+_ENUMS = (("device", Device), ("pipeline", Pipeline), ("precision", Precision), ("compile", Compile))
+
+
 @dataclass(frozen=True)
 class TrialConfig:
     """Everything that defines one timed training run. Built once, passed whole."""
@@ -77,6 +87,7 @@ class TrialConfig:
     batch_size: int = BATCH_SIZE
     pipeline: Pipeline = Pipeline.loader
     precision: Precision = Precision.fp32
+    compile: Compile = Compile.off
     seed: int = SEED
     repeat: int = 0
     epochs: int = EPOCHS
@@ -95,7 +106,7 @@ class TrialConfig:
 
     def __post_init__(self) -> None:
         # Enums arrive as plain strings from Ray configs and the CLI; coerce, naming the field.
-        for name, enum in (("device", Device), ("pipeline", Pipeline), ("precision", Precision)):
+        for name, enum in _ENUMS:
             value = getattr(self, name)
             try:
                 object.__setattr__(self, name, enum(value))
@@ -141,12 +152,22 @@ class TrialConfig:
         return max(1, self.cpus - self.data_workers)
 
     @property
+    def drop_last(self) -> bool:
+        """Whether training epochs leave out a last partial batch: compiled steps run one static shape
+        (CUDA graphs need it; a second shape would compile again), so they train on full batches only."""
+        return self.compile is Compile.on
+
+    @property
     def cell(self) -> str:
         """The grid cell this trial measures (everything but the repeat); a pinned hardware class
-        stands where the device would: `resnet18/gpu:H200/bs128/loader/fp32`."""
+        stands where the device would: `resnet18/gpu:H200/bs128/loader/fp32`, and a compiled cell
+        ends in `/compiled` (eager ids stay as they were before the compile axis existed)."""
         bs = f"bs{self.batch_size}"
         where = self.hw_class or self.device.value
-        return "/".join((self.model, where, bs, self.pipeline.value, self.precision.value))
+        parts = [self.model, where, bs, self.pipeline.value, self.precision.value]
+        if self.compile is Compile.on:
+            parts.append("compiled")
+        return "/".join(parts)
 
     @property
     def trial_id(self) -> str:
@@ -157,7 +178,7 @@ class TrialConfig:
 
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
-        for key in ("device", "pipeline", "precision"):
+        for key, _ in _ENUMS:
             d[key] = d[key].value
         return d
 

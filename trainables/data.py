@@ -254,6 +254,7 @@ class LoaderSource:
             num_workers=cfg.data_workers,
             pin_memory=device.type == "cuda",
             persistent_workers=cfg.data_workers > 0,  # worker start-up belongs to warm-up only
+            drop_last=train and cfg.drop_last,
             generator=torch.Generator().manual_seed(cfg.seed + cfg.repeat + 1),
         )
 
@@ -278,11 +279,14 @@ class ResidentSource:
         self.x, self.y = x.to(device), y.to(device)
         self.batch = cfg.batch_size if train else EVAL_BATCH_SIZE
         self.train = train
+        self.drop_last = train and cfg.drop_last
         self.mean = torch.tensor(MEAN, device=device).view(1, 3, 1, 1)
         self.std = torch.tensor(STD, device=device).view(1, 3, 1, 1)
         self.gen = torch.Generator(device=device).manual_seed(cfg.seed + cfg.repeat)
 
     def __len__(self) -> int:
+        if self.drop_last:
+            return len(self.y) // self.batch
         return -(-len(self.y) // self.batch)
 
     def rng_state(self) -> torch.Tensor:
@@ -312,7 +316,7 @@ class ResidentSource:
     def __iter__(self):
         n = len(self.y)
         order = torch.randperm(n, device=self.x.device, generator=self.gen) if self.train else None
-        for start in range(0, n, self.batch):
+        for start in range(0, len(self) * self.batch, self.batch):
             idx = order[start : start + self.batch] if self.train else slice(start, start + self.batch)
             xb = self.x[idx].float().div_(255)
             if self.train:

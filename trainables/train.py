@@ -32,6 +32,7 @@ import torch
 from torch import nn
 
 from trainables.checkpoint import load_state, restore, save_state
+from trainables.compiled import TrainStep, check_compilable
 from trainables.config import Precision, TrialConfig
 from trainables.data import load_arrays, make_source
 from trainables.device import prepare_device
@@ -90,6 +91,7 @@ def run_trial(
     `on_phase(text)` before the slow steps that come before the first epoch."""
     phase = on_phase or (lambda text: None)
     device, info = prepare_device(cfg)
+    check_compilable(cfg, device)  # a missing compiler fails the trial now, not after loading its data
     torch.manual_seed(cfg.seed + cfg.repeat)
     phase(_phase_of_data(cfg))
     arrays = load_arrays(cfg, info)  # notes info's data_cache (hit, miss, off) and data_s_load
@@ -99,7 +101,7 @@ def run_trial(
     optimizer = torch.optim.SGD(
         model.parameters(), lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay
     )
-    loss_fn = nn.CrossEntropyLoss()
+    train_step = TrainStep(model, nn.CrossEntropyLoss(), cfg, device)
     train_src = make_source(arrays, cfg, device, train=True)
     test_src = make_source(arrays, cfg, device, train=False)
     full_steps = len(train_src)
@@ -113,6 +115,10 @@ def run_trial(
         done = restore(state, model=model, optimizer=optimizer, source=train_src)
         del state
     info["restored_from_epoch"] = done
+    if train_step.compiled:
+        phase(f"compiling {cfg.model} ({train_step.info()['compile_mode']})")
+    info["compile_s"] = train_step.warm_up(optimizer) if train_step.compiled else None
+    info.update(train_step.info())  # what warm-up learnt (CUDA graphs recorded or skipped)
 
     meter = EnergyMeter(device)
     info["energy_notes"] = "; ".join(meter.notes) or None
@@ -130,8 +136,7 @@ def run_trial(
         for _ in range(steps):
             x, y = next(batches)
             timeline.input_ready()
-            with _autocast(cfg, device):
-                loss = loss_fn(model(x), y)
+            loss = train_step(x, y)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
