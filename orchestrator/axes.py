@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from trainables.config import BATCH_SIZE, PAPER_MODELS, Device, Pipeline, Precision
+from trainables.config import BATCH_SIZE, PAPER_MODELS, Compile, Device, Pipeline, Precision
 
 
 class Kind(str, Enum):
@@ -57,6 +57,8 @@ AXES: tuple[Axis, ...] = (
          "Input pipeline(s): loader (DataLoader, per-sample transforms), resident.", "loader", Pipeline),
     Axis("precisions", "precision", "precision", Kind.choices, "Precision(s): fp32, amp (bf16 autocast).",
          "fp32", Precision),
+    Axis("compiles", "compile", "compile", Kind.choices,
+         "Training step(s): off (eager, the paper's), on (torch.compile).", "off", Compile),
 )  # fmt: skip
 
 # Spec fields that pick which trials a sweep plans (its grid), not the conditions each trial runs under.

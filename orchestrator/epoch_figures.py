@@ -172,15 +172,16 @@ def accuracy_per_epoch(epochs: pd.DataFrame, path: Path) -> Path:
     curves = acc.groupby(CELL + ["epoch"], dropna=False)["test_acc"].median().reset_index()
     curves, cut = focus(curves)
     models = acc.sort_values(["params", "model"]).drop_duplicates("model")["model"].tolist()
-    configs = sorted({(r.batch_size, r.pipeline, r.precision) for r in curves.itertuples()}, key=str)
+    config_cols = list(CELL[2:])  # batch, pipeline, precision, compile: everything but model and device
+    configs = sorted({tuple(r) for r in curves[config_cols].itertuples(index=False)}, key=str)
     ncols = min(len(models), 3)
     nrows = math.ceil(len(models) / ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=FIGSIZE, sharey=True, squeeze=False)
     for ax, model in zip(axes.flat, models, strict=False):
         mine = curves[curves["model"] == model]
-        for (device, bs, pipeline, precision), g in mine.groupby(CELL[1:], sort=True):
-            style = LINESTYLES[configs.index((bs, pipeline, precision)) % len(LINESTYLES)]
-            label = str(device).upper() + (f" bs{bs} {pipeline} {precision}" if len(configs) > 1 else "")
+        for (device, *config), g in mine.groupby(list(CELL[1:]), sort=True):
+            style = LINESTYLES[configs.index(tuple(config)) % len(LINESTYLES)]
+            label = str(device).upper() + (f" {_config_label(config)}" if len(configs) > 1 else "")
             g = g.sort_values("epoch")
             ax.plot(
                 g["epoch"], 100 * g["test_acc"], color=DEVICE_COLORS.get(device, "gray"), linestyle=style,
@@ -257,3 +258,9 @@ def throughput_vs_batch(epochs: pd.DataFrame, path: Path) -> Path | None:
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=8)
     return save(fig, path)
+
+
+def _config_label(config) -> str:
+    """`bs128 resident fp32`, plus `compiled` for a compiled cell (CELL[2:] values)."""
+    bs, pipeline, precision, compile_ = config
+    return f"bs{bs} {pipeline} {precision}" + (" compiled" if compile_ == "on" else "")

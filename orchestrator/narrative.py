@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import pandas as pd
 
+from orchestrator import results
 from orchestrator.formats import fmt_pct, fmt_speedup, is_missing
 from orchestrator.pairing import pair_label, several_pairs
 from orchestrator.stats import INPUT_BOUND_SHARE, PAPER_POINTS
 
-CONFIG = ["batch_size", "pipeline", "precision"]
+CONFIG = list(results.CONFIG)  # batch, pipeline, precision, compile: a model's configuration
 # Flags that make an epoch time (and so a speedup) less certain; partial-eval concerns accuracy only.
 TIMING_FLAGS = ("noisy", "extrapolated", "warm-up only", "single-sample", "mixed", "steal")
 PAPER_TREND = " → ".join(stated.split(" ")[0] for *_, stated in PAPER_POINTS)  # "~2x → >7x → 40.6x"

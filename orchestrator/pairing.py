@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-PAIR = ["model", "batch_size", "pipeline", "precision"]  # the settings a CPU and a GPU cell must share
+from orchestrator.results import PAIR as _PAIR  # noqa: E402  (the one cell-key definition)
+
+PAIR = list(_PAIR)  # the settings a CPU and a GPU cell must share: the cell key but the device
 UNKNOWN_CLASS = "unknown class"  # how "" (a class that was not recorded) is shown
 
 

@@ -16,7 +16,7 @@ from enum import Enum
 from types import MappingProxyType
 
 from orchestrator.axes import AXES
-from trainables.config import BATCH_SIZE, EPOCHS, PAPER_MODELS, Device, Pipeline, Precision
+from trainables.config import BATCH_SIZE, EPOCHS, PAPER_MODELS, Compile, Device, Pipeline, Precision
 
 
 class Preset(str, Enum):
@@ -44,6 +44,7 @@ PRESETS = {
                 "batch_sizes": (BATCH_SIZE,),
                 "pipelines": (Pipeline.loader,),
                 "precisions": (Precision.fp32,),
+                "compiles": (Compile.off,),  # eager, as the paper ran it
                 "epochs": EPOCHS,
                 # the paper timed whole epochs and the whole test set: a cap would make them extrapolated
                 "max_steps": None,

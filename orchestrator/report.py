@@ -25,6 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from orchestrator import epoch_figures, figures, narrative
+from orchestrator.compile_gain import compile_gain_table
 from orchestrator.errors import BenchctlError
 from orchestrator.formats import DASH
 from orchestrator.html import write_html
@@ -32,6 +33,7 @@ from orchestrator.pairing import several_classes
 from orchestrator.results import ResultsError, pooling, read_results, unfinished_trials
 from orchestrator.sections import (
     class_matrix_section,
+    compile_gain_section,
     efficiency_section,
     environment_section,
     failures_section,
@@ -46,6 +48,7 @@ from orchestrator.stats import (
     CI_RESAMPLES,
     FEW_STEPS_ACC,
     INPUT_BOUND_SHARE,
+    LAUNCH_BOUND_UTIL_PCT,
     NOISY_IQR_SHARE,
     STEAL_FLAG_PCT,
     cell_summary,
@@ -140,7 +143,13 @@ HOW_TO_READ = f"""## How to read this
   A cell that ran only one epoch is shown from its warm-up epoch and flagged "warm-up only".
 - **data-wait share** = fraction of the epoch the device waited for input (including the host-to-device
   copy). A high share means the input pipeline, not the device, limits speed; a GPU cell above
-  {INPUT_BOUND_SHARE:.0%} is called **input-bound**.
+  {INPUT_BOUND_SHARE:.0%} is called **input-bound**. A GPU cell that waited for input no more than that
+  but kept the GPU busy less than {LAUNCH_BOUND_UTIL_PCT:.0f}% of its epochs (NVML's mean utilization) is
+  called **launch-bound**: the host, issuing eager PyTorch's kernels one by one, sets its speed, not the
+  GPU; `--compile on` (CUDA graphs) or a larger batch measures the GPU instead.
+- **step** = `eager` (`--compile off`, the paper's) or `compiled` (`--compile on`, trainables/compiled.py:
+  Inductor, CUDA graphs on a GPU, C++ on a CPU). CPU and GPU cells are compared only with cells of the
+  same step; "Compiled against eager" shows what compiling gains on each device.
 - **extrapolated** = the epoch was capped with `--max-steps` and its time scaled to a full epoch.
   **partial-eval** = accuracy comes from a capped test pass (part of the test set).
   **few steps trained** = that side's epochs were capped and its test accuracy is at most
@@ -243,6 +252,7 @@ def build_report(
             paper_section(table),
             parity_section(epochs),
             efficiency_section(epochs),
+            *([compile_gain_section(gain)] if len(gain := compile_gain_table(epochs, trials)) else []),
             *([fidelity_section(fidelity)] if fidelity else []),
             notes_section(table, summary, unfinished, trials),
             environment_section(epochs, trials),

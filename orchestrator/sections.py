@@ -367,3 +367,25 @@ def failures_section(trials: pd.DataFrame) -> str:
         + md_table(["trial", "attempt", "host", "error"], rows)
         + "\n"
     )
+
+
+def compile_gain_section(gain: pd.DataFrame) -> str:
+    """Eager against compiled, per cell measured both ways: orchestrator.compile_gain.compile_gain_table."""
+    header = ["model", "device", "batch", "pipeline", "precision", "eager img/s", "compiled img/s", "gain"]
+    header += ["compile s", "pays off after"]
+    rows = [
+        [r.model, r.device.upper() + (f" ({class_label(r.hw_class)})" if r.hw_class else ""),
+         str(r.batch_size), r.pipeline, r.precision, fmt_seconds(r.eager_ips), fmt_seconds(r.compiled_ips),
+         f"{r.gain:.2f}x", fmt_seconds(r.compile_s),
+         "never" if is_missing(r.payoff_epochs) else f"{r.payoff_epochs:.1f} epochs"]
+        for r in gain.itertuples()
+    ]  # fmt: skip
+    return (
+        "## Compiled against eager\n\n"
+        "**gain** = compiled images/s / eager images/s (medians over each cell's steady epochs; compiled "
+        "epochs leave out a last partial batch, so images/s, not epoch time, is compared). **compile s** = "
+        "the compiled trials' median `compile_s`: compiling before epoch 1, outside every epoch and every "
+        "statistic above (a node's Inductor cache makes later trials of the same model and batch compile "
+        "faster). **pays off after** = compile s / the seconds compiling saves per epoch: the epochs after "
+        "which compiling has paid for itself (never: it saved nothing).\n\n" + md_table(header, rows) + "\n"
+    )

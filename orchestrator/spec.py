@@ -24,7 +24,7 @@ from orchestrator.axes import AXES, GRID_AXES, Axis, Kind
 from orchestrator.errors import BenchctlError
 from orchestrator.presets import Preset
 from trainables import config as defaults
-from trainables.config import PAPER_MODELS, Device, Pipeline, Precision, TrialConfig
+from trainables.config import PAPER_MODELS, Compile, Device, Pipeline, Precision, TrialConfig
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
@@ -109,6 +109,7 @@ class SweepSpec:
     batch_sizes: tuple[int, ...] = (defaults.BATCH_SIZE,)
     pipelines: tuple[Pipeline, ...] = (Pipeline.loader,)
     precisions: tuple[Precision, ...] = (Precision.fp32,)
+    compiles: tuple[Compile, ...] = (Compile.off,)  # eager (the paper's) and/or torch.compile'd steps
     repeats: int = 1  # seeds per cell: repeat r trains with seed + r
     epochs: int = defaults.EPOCHS
     dataset: str = "synthetic"

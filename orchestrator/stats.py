@@ -56,6 +56,11 @@ FEW_STEPS_ACC = 1.5 / NUM_CLASSES
 # A GPU cell is "input-bound" when its data-wait share (data_s / epoch_s) exceeds this: the input
 # pipeline, not the device, then limits its speed (and so the speedup).
 INPUT_BOUND_SHARE = 0.30
+# A GPU cell is "launch-bound" when the GPU was busy less than this share of its epochs (NVML's mean
+# utilization, %) while it waited for input no more than INPUT_BOUND_SHARE: neither the device nor the
+# data then limits it, but the host launching kernels one by one (eager PyTorch at small batches); a
+# compiled step (--compile on: CUDA graphs) or a larger batch removes that limit.
+LAUNCH_BOUND_UTIL_PCT = 60.0
 CI_CONFIDENCE = 0.95  # the speedup interval's confidence level
 CI_RESAMPLES = 2000  # bootstrap resamples per interval
 CI_SEED = 0  # fixed, so the same results always give the same report
@@ -379,7 +384,19 @@ def _flags(side: str, row: pd.Series | None) -> list[str]:
         flags.append(f"single-sample ({side})")
     if row.get("host_steal_pct", math.nan) > STEAL_FLAG_PCT:
         flags.append(f"steal {row['host_steal_pct']:.0f}% ({side})")
+    if side == "gpu" and launch_bound(row.get("gpu_util_pct", math.nan), row["data_share"]):
+        flags.append("launch-bound (gpu)")
     return flags
+
+
+def launch_bound(gpu_util_pct, data_share) -> bool:
+    """A GPU cell the host's kernel launches hold back: util < LAUNCH_BOUND_UTIL_PCT and data-wait share
+    <= INPUT_BOUND_SHARE, both measured (NaN or None: not called)."""
+    try:
+        util, share = float(gpu_util_pct), float(data_share)
+    except (TypeError, ValueError):
+        return False
+    return util < LAUNCH_BOUND_UTIL_PCT and share <= INPUT_BOUND_SHARE
 
 
 def speedup_table(epochs: pd.DataFrame) -> pd.DataFrame:

@@ -36,6 +36,7 @@ _COLUMNS = {
     "batch": lambda r: str(r.batch_size),
     "pipeline": lambda r: r.pipeline,
     "precision": lambda r: r.precision,
+    "step": lambda r: "compiled" if getattr(r, "compile", "off") == "on" else "eager",
     "CPU class": lambda r: class_label(r.cpu_class) if r.cpu_n else DASH,
     "GPU class": lambda r: class_label(r.gpu_class) if r.gpu_n else DASH,
     "CPU epoch s": lambda r: fmt_seconds(r.cpu_epoch_s),
@@ -51,8 +52,9 @@ _COLUMNS = {
     "n CPU/GPU": lambda r: f"{r.cpu_n}/{r.gpu_n}",
     "flags": lambda r: r.flags or "",
 }
-_KEY = ["model", "batch", "pipeline", "precision", "CPU class", "GPU class"]  # names a row in Details
-HEADLINE = ["model", "params", "batch", "pipeline", "precision", "CPU class", "GPU class", "CPU epoch s"]
+_KEY = ["model", "batch", "pipeline", "precision", "step", "CPU class", "GPU class"]  # names a Details row
+HEADLINE = ["model", "params", "batch", "pipeline", "precision", "step", "CPU class", "GPU class"]
+HEADLINE += ["CPU epoch s"]
 HEADLINE += ["GPU epoch s", "speedup", "CPU acc", "GPU acc"]
 DETAILS = _KEY + [c for c in _COLUMNS if c not in HEADLINE]
 _TERMINAL = {"CPU epoch s": "CPU s", "GPU epoch s": "GPU s"}  # short headers
