@@ -40,12 +40,16 @@ class Cell:
     batch_size: int
     pipeline: str
     precision: str
+    compile: str  # off (eager) or on
     hw_class: str  # "" when not recorded
 
     @property
     def label(self) -> str:
         hw = f", {self.hw_class}" if self.hw_class else ""
-        return f"{self.model} {self.device} (batch {self.batch_size}, {self.pipeline}, {self.precision}{hw})"
+        step = ", compiled" if self.compile == "on" else ""
+        return f"{self.model} {self.device} (batch {self.batch_size}, {self.pipeline}, " + (
+            f"{self.precision}{step}{hw})"
+        )
 
 
 @dataclass(frozen=True)

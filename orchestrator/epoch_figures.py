@@ -34,6 +34,7 @@ from orchestrator.figures import (  # noqa: E402
     save,
 )
 from orchestrator.formats import fmt_seconds  # noqa: E402
+from orchestrator.results import with_cell_defaults
 from orchestrator.stats import CELL, CLASS_CELL, INPUT_BOUND_SHARE, steady_epochs  # noqa: E402
 
 BREAKDOWN_FIGSIZE = (8, 6.5)  # two panels: training epoch split + test pass
@@ -163,7 +164,7 @@ def accuracy_per_epoch(epochs: pd.DataFrame, path: Path) -> Path:
     """Test accuracy after each epoch, one panel per model (ordered by params), CPU and GPU lines in the
     device colours; each point is the median over repeats of that cell's test_acc at that epoch. With
     several (batch, pipeline, precision) configs, each config gets its own line style."""
-    acc = epochs.assign(test_acc=_numeric(epochs, "test_acc"))
+    acc = with_cell_defaults(epochs.assign(test_acc=_numeric(epochs, "test_acc")))
     acc = acc[np.isfinite(acc["test_acc"].to_numpy(dtype=float))]
     if acc.empty:
         fig, ax = plt.subplots(figsize=FIGSIZE)

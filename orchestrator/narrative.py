@@ -20,6 +20,7 @@ import pandas as pd
 from orchestrator import results
 from orchestrator.formats import fmt_pct, fmt_speedup, is_missing
 from orchestrator.pairing import pair_label, several_pairs
+from orchestrator.results import with_cell_defaults
 from orchestrator.stats import INPUT_BOUND_SHARE, PAPER_POINTS
 
 CONFIG = list(results.CONFIG)  # batch, pipeline, precision, compile: a model's configuration
@@ -38,7 +39,7 @@ def _namer(table: pd.DataFrame):
     """Cell names: the model alone when the table holds one (batch, pipeline, precision) config, else
     model/bsN/pipeline/precision (the trial-name style); followed by " (gpu:H200 vs cpu:...)" when the
     table compares several hardware pairs (pairing.several_pairs)."""
-    several = len(table[CONFIG].drop_duplicates()) > 1 if len(table) else False
+    several = len(with_cell_defaults(table)[CONFIG].drop_duplicates()) > 1 if len(table) else False
     hw = several_pairs(table)
 
     def name(r) -> str:
@@ -101,6 +102,7 @@ def trend_sentences(table: pd.DataFrame) -> list[str]:
     for those where it does not; none when no config has two sizes to compare."""
     paired = _paired(table)
     hw = several_pairs(paired)
+    paired = with_cell_defaults(paired)
     keys = CONFIG + (["cpu_class", "gpu_class"] if {"cpu_class", "gpu_class"} <= set(paired.columns) else [])
     several = len(paired[keys].drop_duplicates()) > 1
     grows, not_grows = [], []

@@ -25,6 +25,7 @@ from __future__ import annotations
 import pandas as pd
 
 from orchestrator.results import PAIR as _PAIR  # noqa: E402  (the one cell-key definition)
+from orchestrator.results import with_cell_defaults
 
 PAIR = list(_PAIR)  # the settings a CPU and a GPU cell must share: the cell key but the device
 UNKNOWN_CLASS = "unknown class"  # how "" (a class that was not recorded) is shown
@@ -99,7 +100,7 @@ def speedup_matrices(table: pd.DataFrame) -> list[tuple[tuple, list[str], list[s
     out = []
     if table.empty or not {"cpu_class", "gpu_class"} <= set(table.columns):
         return out
-    for key, g in table.groupby(PAIR, dropna=False, sort=False):
+    for key, g in with_cell_defaults(table).groupby(PAIR, dropna=False, sort=False):
         gpus, cpus = _classes(g, "gpu"), _classes(g, "cpu")
         if not gpus or not cpus:
             continue

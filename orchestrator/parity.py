@@ -36,6 +36,7 @@ import mpmath
 import numpy as np
 import pandas as pd
 
+from orchestrator.results import with_cell_defaults
 from orchestrator.stats import PAIR, RUN
 
 EQUIVALENCE_MARGIN_PP = 1.0  # GPU and CPU accuracy count as equivalent within +/- 1 percentage point
@@ -148,6 +149,7 @@ def _clean(values) -> np.ndarray:
 def final_accuracies(epochs: pd.DataFrame) -> pd.DataFrame:
     """One row per run (sweep, trial, attempt): PAIR + device + final_acc_pct = 100 * test_acc of the
     run's last epoch (max epoch); runs whose last test_acc is missing are dropped."""
+    epochs = with_cell_defaults(epochs)
     columns = PAIR + ["device"] + RUN + ["final_acc_pct"]
     if epochs.empty or "test_acc" not in epochs:
         return pd.DataFrame(columns=columns)
@@ -169,6 +171,7 @@ def parity_table(epochs: pd.DataFrame) -> pd.DataFrame:
     cpu_capped, gpu_capped     any of the side's epochs was extrapolated or had a partial test pass
 
     Pass successful epochs (stats.ok_epochs). Pairs measured on one device only are left out."""
+    epochs = with_cell_defaults(epochs)
     columns = PAIR + [
         "cpu_acc_pct", "gpu_acc_pct", "diff_pp", "ci_low_pp", "ci_high_pp", "tost_p", "verdict", "cpu_n",
         "gpu_n", "cpu_capped", "gpu_capped",

@@ -476,3 +476,10 @@ def _checkpoints(results_dir: Path, trials: pd.DataFrame) -> dict[str, tuple[str
         if path.is_dir():
             out[r.trial] = (str(path), int(r.checkpoint_epoch))
     return out
+
+
+def with_cell_defaults(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` with every cell-key column that has a default (CELL_DEFAULTS) present: results and tables
+    built before a column existed (hw_class, compile) read as its default, never as a missing key."""
+    missing = {col: default for col, default in CELL_DEFAULTS.items() if col not in frame}
+    return frame.assign(**missing) if missing else frame

@@ -69,7 +69,7 @@ def class_matrix_section(table: pd.DataFrame) -> str:
         f"{CI_CONFIDENCE:.0%} bootstrap interval; {DASH} where that pair was not measured on both "
         "devices. Configurations measured on one device only are listed under Results.\n"
     ]
-    for (model, batch, pipeline, precision), gpus, cpus, at in speedup_matrices(table):
+    for (model, batch, pipeline, precision, compile_), gpus, cpus, at in speedup_matrices(table):
 
         def entry(gpu: str, cpu: str, at=at) -> str:
             r = at.get((gpu, cpu))
@@ -77,7 +77,9 @@ def class_matrix_section(table: pd.DataFrame) -> str:
 
         rows = [[class_label(gpu)] + [entry(gpu, cpu) for cpu in cpus] for gpu in gpus]
         header = ["GPU class / CPU class"] + [class_label(cpu) for cpu in cpus]
-        parts.append(f"### {model} (batch {batch}, {pipeline}, {precision})\n\n{md_table(header, rows)}\n")
+        step = ", compiled" if compile_ == "on" else ""
+        title = f"### {model} (batch {batch}, {pipeline}, {precision}{step})"
+        parts.append(f"{title}\n\n{md_table(header, rows)}\n")
     return "\n".join(parts)
 
 

@@ -66,9 +66,17 @@ def has_classes(table: pd.DataFrame) -> bool:
     return any(table[c].fillna("").astype(str).ne("").any() for c in cols)
 
 
+def has_compiled(table: pd.DataFrame) -> bool:
+    """Whether any row of a speedup_table is a compiled cell (--compile on)."""
+    return "compile" in table and table["compile"].eq("on").any()
+
+
 def _columns(table: pd.DataFrame, columns: list[str]) -> list[str]:
-    """`columns` without "CPU class" / "GPU class" unless the table names a class (has_classes)."""
-    return [c for c in columns if has_classes(table) or c not in ("CPU class", "GPU class")]
+    """`columns` without "CPU class" / "GPU class" unless the table names a class (has_classes), and
+    without "step" unless it holds a compiled cell (eager alone is the paper's setting, said nowhere)."""
+    drop = set() if has_classes(table) else {"CPU class", "GPU class"}
+    drop |= set() if has_compiled(table) else {"step"}
+    return [c for c in columns if c not in drop]
 
 
 def _rows(table: pd.DataFrame, columns: list[str]) -> list[list[str]]:

@@ -598,7 +598,7 @@ def test_rows_without_or_with_one_class_give_the_table_of_before(classes):
     elif classes == "one each":
         df["hw_class"] = np.where(df["device"] == "gpu", H200, EPYC)
     table = speedup_table(df)
-    assert len(table) == 1 and list(table.columns[4:6]) == ["cpu_class", "gpu_class"]
+    assert len(table) == 1 and list(table.columns[5:7]) == ["cpu_class", "gpu_class"]  # after PAIR
     before = speedup_table(pooled_pair()).drop(columns=["cpu_class", "gpu_class"])
     pd.testing.assert_frame_equal(table.drop(columns=["cpu_class", "gpu_class"]), before)
     row = table.iloc[0]
@@ -624,7 +624,7 @@ def test_pairing_helpers():
     table = speedup_table(two_cpu_classes())
     assert several_classes(table) and several_pairs(table)
     [(key, gpus, cpus, at)] = speedup_matrices(table)
-    assert key == ("resnet18", 128, "loader", "fp32") and gpus == [H200] and cpus == [EPYC, XEON]
+    assert key == ("resnet18", 128, "loader", "fp32", "off") and gpus == [H200] and cpus == [EPYC, XEON]
     assert at[(H200, EPYC)].speedup == 4.4 and at[(H200, XEON)].speedup == 62.0 / 5.0
     one = speedup_table(pooled_pair())
     assert not several_classes(one) and not several_pairs(one)
