@@ -4,7 +4,7 @@
     python bench/fidelity.py results/ref --device gpu --out fidelity.json --plain-repeats 2 --direct
 
 For each cell of the sweep it runs bench/plain_loop.py with the cell's exact settings (model,
-device, batch, pipeline, precision, the torch threads and DataLoader workers the trial recorded,
+device, batch, pipeline, precision, compile, the torch threads and DataLoader workers the trial recorded,
 epochs, step cap, data size, seed) in a fresh process on the same machine, then compares:
 
     ratio = median(benchctl images_per_s over non-warm-up epochs) / median(plain images_per_s, epochs >= 2)
@@ -42,6 +42,12 @@ def ratio(benchctl_ips: list[float], plain_ips: list[float]) -> float:
     return statistics.median(benchctl_ips) / statistics.median(plain_ips)
 
 
+def _compile_of(row: dict) -> str:
+    """The cell's training step: off (eager) in results written before the compile axis (schema < 6)."""
+    value = row.get("compile")
+    return value if isinstance(value, str) else "off"
+
+
 def plain_run(row: dict, spec: dict, epochs: int | None = None) -> list[dict]:
     cmd = [
         sys.executable,
@@ -56,6 +62,8 @@ def plain_run(row: dict, spec: dict, epochs: int | None = None) -> list[dict]:
         row["pipeline"],
         "--precision",
         row["precision"],
+        "--compile",
+        _compile_of(row),
         "--workers",
         str(row["data_workers"]),
         "--threads",
@@ -74,7 +82,8 @@ def plain_run(row: dict, spec: dict, epochs: int | None = None) -> list[dict]:
     ):  # the trial was pinned (--placement partitioned): pin the plain loop alike
         cmd += ["--cores", str(row["cpu_affinity"])]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    lines = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    return [e for e in lines if "epoch" in e]  # a compiled loop first prints its compile_s line
 
 
 _DIRECT = """
@@ -96,6 +105,7 @@ def direct_run(row: dict, spec: dict, epochs: int | None = None) -> list[dict]:
         "batch_size": int(row["batch_size"]),
         "pipeline": row["pipeline"],
         "precision": row["precision"],
+        "compile": _compile_of(row),
         "epochs": epochs or spec["epochs"],
         "workers": int(spec["workers"]),
         "train_size": int(spec["train_size"]),
@@ -129,6 +139,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("results", type=Path)
     p.add_argument("--device", choices=("cpu", "gpu"), default=None, help="only cells of this device")
     p.add_argument("--batch-size", type=int, default=None, help="only cells of this batch size")
+    p.add_argument("--pipeline", choices=("loader", "resident"), default=None, help="only its cells")
+    p.add_argument("--compile", choices=("off", "on"), default=None, help="only cells of this training step")
     p.add_argument("--epochs", type=int, default=None, help="plain-loop epochs (>= 2; default: the sweep's)")
     p.add_argument("--out", type=Path, default=None, help="JSON output (default RESULTS/fidelity.json)")
     p.add_argument("--plain-repeats", type=int, default=1, help="plain-loop runs per cell (round-robin)")
@@ -145,6 +157,10 @@ def main(argv: list[str] | None = None) -> None:
         epochs = epochs[epochs.device == args.device]
     if args.batch_size:
         epochs = epochs[epochs.batch_size == args.batch_size]
+    if args.pipeline:
+        epochs = epochs[epochs.pipeline == args.pipeline]
+    if args.compile:
+        epochs = epochs[epochs.apply(lambda r: _compile_of(r.to_dict()) == args.compile, axis=1)]
     out = args.out or args.results / "fidelity.json"
     cells = [(cell, g) for cell, g in epochs.groupby("cell", sort=False)]
     plain: dict[str, list[list[dict]]] = {cell: [] for cell, _ in cells}

@@ -33,6 +33,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--batch-size", type=int, default=128)
     p.add_argument("--pipeline", choices=("loader", "resident"), default="loader")
     p.add_argument("--precision", choices=("fp32", "amp"), default="fp32")
+    p.add_argument("--compile", choices=("off", "on"), default="off",
+                   help="on: benchctl's compiled step (trainables.compiled.TrainStep), built before epoch 1")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--threads", type=int, required=True, help="torch intra-op threads")
     p.add_argument("--epochs", type=int, default=3)
@@ -68,13 +70,21 @@ def main(argv: list[str] | None = None) -> None:
         train_size=args.train_size,
         test_size=1,
         seed=args.seed,
+        precision=args.precision,
+        compile=args.compile,
     )
     arrays = synthetic_arrays(args.train_size, 1, args.seed)
     model = build_model(args.model).to(device)
     opt = torch.optim.SGD(model.parameters(), lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay)
     loss_fn = torch.nn.CrossEntropyLoss()
-    source = make_source(arrays, cfg, device, train=True)
+    source = make_source(arrays, cfg, device, train=True)  # compiled: full batches only, as in benchctl
     amp = args.precision == "amp"
+    train_step = None
+    if args.compile == "on":  # the same compiled step as benchctl's, so fidelity compares like with like
+        from trainables.compiled import TrainStep
+
+        train_step = TrainStep(model, loss_fn, cfg, device)
+        print(json.dumps({"compile_s": train_step.warm_up(opt), **train_step.info()}), flush=True)
 
     for epoch in range(1, args.epochs + 1):
         model.train()
@@ -86,8 +96,11 @@ def main(argv: list[str] | None = None) -> None:
         for step, (x, y) in enumerate(source):
             if args.max_steps is not None and step >= args.max_steps:
                 break
-            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
-                loss = loss_fn(model(x), y)
+            if train_step is not None:
+                loss = train_step(x, y)
+            else:
+                with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
+                    loss = loss_fn(model(x), y)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
