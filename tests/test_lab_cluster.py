@@ -210,7 +210,7 @@ def test_per_class_runs_each_cell_on_its_own_class_of_host(lab, tmp_path):
     assert len(trials) == 2 and (trials.status == "ok").all()
     where = dict(zip(trials.hw_class.str.rsplit("-", n=1).str[-1], trials.host, strict=True))
     assert where == {"2c": "w1", "1c": "w2"}  # pinned: the 2-core class ran on w1, the 1-core one on w2
-    assert sorted(trials.cpus_allotted) == [1, 1]  # 2-core class: one used, one kept for Ray
+    assert sorted(trials.cpus_allotted) == [1, 2]  # each class uses every core it has
 
 
 def test_gpu_trials_side_by_side_get_one_different_gpu_each(lab, tmp_path):

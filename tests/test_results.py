@@ -125,7 +125,7 @@ def test_unfinished_trials_are_planned_ones_without_an_ok_attempt(tmp_path):
 
 
 def test_file_missing_a_promised_column_is_one_line_exit_2(tmp_path):
-    """A schema-5 epochs file without eval_partial (hand-edited, or written by another tool with
+    """A current-schema epochs file without eval_partial (hand-edited, or written by another tool with
     benchctl's metadata) is named with the missing column, exit 2: not a pandas KeyError traceback."""
     from typer.testing import CliRunner
 
@@ -139,7 +139,7 @@ def test_file_missing_a_promised_column_is_one_line_exit_2(tmp_path):
     path = write_rows(tmp_path, "epochs", "bad-a1", [ROW])
     table = pq.read_table(path)
     pq.write_table(table.drop_columns(["eval_partial", "checkpoint_s"]), path)  # the metadata stays
-    with pytest.raises(ResultsError, match=r"bad-a1.parquet: schema version 5 epochs file without column"):
+    with pytest.raises(ResultsError, match=rf"bad-a1.parquet: schema version {SCHEMA_VERSION} epochs file without column"):
         read_results(tmp_path)
     result = CliRunner().invoke(app, ["report", str(tmp_path), "--out", str(tmp_path / "rep")])
     assert result.exit_code == 2, result.output
