@@ -139,7 +139,8 @@ def test_file_missing_a_promised_column_is_one_line_exit_2(tmp_path):
     path = write_rows(tmp_path, "epochs", "bad-a1", [ROW])
     table = pq.read_table(path)
     pq.write_table(table.drop_columns(["eval_partial", "checkpoint_s"]), path)  # the metadata stays
-    with pytest.raises(ResultsError, match=rf"bad-a1.parquet: schema version {SCHEMA_VERSION} epochs file without column"):
+    expected = rf"bad-a1.parquet: schema version {SCHEMA_VERSION} epochs file without column"
+    with pytest.raises(ResultsError, match=expected):
         read_results(tmp_path)
     result = CliRunner().invoke(app, ["report", str(tmp_path), "--out", str(tmp_path / "rep")])
     assert result.exit_code == 2, result.output
