@@ -35,6 +35,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--precision", choices=("fp32", "amp"), default="fp32")
     p.add_argument("--compile", choices=("off", "on"), default="off",
                    help="on: benchctl's compiled step (trainables.compiled.TrainStep), built before epoch 1")
+    p.add_argument("--graphs", choices=("step", "inductor"), default="step",
+                   help="compiled GPU step: one CUDA graph per step, or Inductor's reduce-overhead graphs")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--threads", type=int, required=True, help="torch intra-op threads")
     p.add_argument("--epochs", type=int, default=3)
@@ -78,13 +80,12 @@ def main(argv: list[str] | None = None) -> None:
     opt = torch.optim.SGD(model.parameters(), lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay)
     loss_fn = torch.nn.CrossEntropyLoss()
     source = make_source(arrays, cfg, device, train=True)  # compiled: full batches only, as in benchctl
-    amp = args.precision == "amp"
-    train_step = None
-    if args.compile == "on":  # the same compiled step as benchctl's, so fidelity compares like with like
-        from trainables.compiled import TrainStep
+    from trainables.compiled import Graphs, TrainStep
 
-        train_step = TrainStep(model, loss_fn, cfg, device)
-        print(json.dumps({"compile_s": train_step.warm_up(opt), **train_step.info()}), flush=True)
+    # benchctl's step (trainables.compiled): eager is the paper's loop, `on` the compiled one
+    train_step = TrainStep(model, loss_fn, opt, cfg, device, graphs=Graphs(args.graphs))
+    if train_step.compiled:
+        print(json.dumps({"compile_s": train_step.warm_up(), **train_step.info()}), flush=True)
 
     for epoch in range(1, args.epochs + 1):
         model.train()
@@ -96,14 +97,7 @@ def main(argv: list[str] | None = None) -> None:
         for step, (x, y) in enumerate(source):
             if args.max_steps is not None and step >= args.max_steps:
                 break
-            if train_step is not None:
-                loss = train_step(x, y)
-            else:
-                with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
-                    loss = loss_fn(model(x), y)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
+            train_step(x, y)
             images += len(y)
         if device.type == "cuda":
             torch.cuda.synchronize()

@@ -125,3 +125,45 @@ def test_compile_gain_and_payoff_from_hand_made_rows():
         slower, trials
     ).iloc[0]["payoff_epochs"]  # NaN: compiling saved nothing, it never pays off
     assert json.dumps(list(compile_gain_table(epochs.iloc[:0], trials).columns))
+
+
+@pytest.mark.parametrize("from_checkpoint", [False, True])
+def test_warm_up_puts_model_and_optimizer_back_in_the_same_tensors(from_checkpoint):
+    """A captured CUDA graph keeps the addresses it saw, so warm-up restores state in place; zeroed
+    momentum (the buffers warm-up created) must train exactly as no momentum, on the steps that follow."""
+    import torch
+
+    from trainables.compiled import restore_in_place
+    from trainables.models import build_model
+
+    def fresh():
+        torch.manual_seed(0)
+        model = build_model("simple_cnn")
+        return model, torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, weight_decay=5e-4)
+
+    def train(model, opt, steps, seed):
+        g = torch.Generator().manual_seed(seed)
+        for _ in range(steps):
+            x, y = torch.randn(8, 3, 32, 32, generator=g), torch.randint(0, 10, (8,), generator=g)
+            torch.manual_seed(1)  # dropout's draws, the same on both sides
+            opt.zero_grad(set_to_none=True)
+            torch.nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+
+    reference, ref_opt = fresh()
+    model, opt = fresh()
+    if from_checkpoint:  # a restored trial: momentum exists before warm-up, and must come back as it was
+        train(reference, ref_opt, 2, seed=5)
+        train(model, opt, 2, seed=5)
+    model_state = {k: v.clone() for k, v in model.state_dict().items()}
+    opt_state = __import__("copy").deepcopy(opt.state_dict())
+    addresses = [p.data_ptr() for p in model.parameters()]
+    train(model, opt, 3, seed=9)  # what warm-up does: steps on other data
+    buffers = [opt.state[p]["momentum_buffer"].data_ptr() for p in model.parameters()]
+    restore_in_place(model, opt, model_state, opt_state)
+    assert [p.data_ptr() for p in model.parameters()] == addresses
+    assert [opt.state[p]["momentum_buffer"].data_ptr() for p in model.parameters()] == buffers
+    train(reference, ref_opt, 3, seed=7)
+    train(model, opt, 3, seed=7)
+    for a, b in zip(reference.state_dict().values(), model.state_dict().values(), strict=True):
+        assert torch.equal(a, b)

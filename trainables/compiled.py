@@ -1,28 +1,32 @@
 """The training step, eager or compiled (`--compile on`): what is compiled, how, and what it costs.
 
-    step = TrainStep(model, loss_fn, cfg, device)    # raises CompileUnavailable up front
-    info["compile_s"] = step.warm_up(optimizer)      # compiled only: outside every epoch
-    loss = step(x, y)                                # forward + loss, under autocast for amp
+    step = TrainStep(model, loss_fn, optimizer, cfg, device)   # raises CompileUnavailable up front
+    info["compile_s"] = step.warm_up()                          # compiled only: outside every epoch
+    loss = step(x, y)                                           # one training step; returns its loss
 
-Eager (`off`) is the paper's loop: `loss_fn(model(x), y)`, in autocast for amp. Compiled (`on`) runs the
-same forward and loss through torch.compile, so its backward is compiled too (AOTAutograd); the
-optimizer step, the data pipeline and the test pass stay eager in both, so the two differ only in how
-the forward and backward run:
+A step is forward, loss, backward and the optimizer's update. Eager (`off`) is the paper's loop:
+`loss_fn(model(x), y)` (in autocast for amp), `zero_grad`, `backward`, `step`. Compiled (`on`) runs the
+same forward and loss through torch.compile, so its backward is compiled too (AOTAutograd); the data
+pipeline and the test pass stay eager in both.
 
-    GPU   mode "reduce-overhead": Inductor's Triton kernels replayed as CUDA graphs, so one launch
-          replaces hundreds and the host's speed stops setting the step time. The model's weights and
-          each batch are channels_last (NHWC), the layout cuDNN's tensor-core convolutions want; eager
-          cells keep PyTorch's default NCHW, as the paper did. Needs Triton.
-    CPU   Inductor's default mode: generated C++/OpenMP code, built by the host's C++ compiler.
+    GPU   Inductor's Triton kernels, and the whole step (forward, backward, the SGD update) captured
+          once as one CUDA graph and replayed for every batch: one launch per step instead of
+          hundreds, so the host's speed stops setting the step time (Graphs.step). Inductor's own
+          CUDA graphs (mode "reduce-overhead", Graphs.inductor) cover forward and backward only and
+          left the step host-bound; bench/plain_loop.py --graphs inductor keeps it for comparison.
+          The model's weights and each batch are channels_last (NHWC), the layout cuDNN's tensor-core
+          convolutions want; eager cells keep PyTorch's default NCHW, as the paper did. Needs Triton.
+    CPU   Inductor's default mode: generated C++/OpenMP code, built by the host's C++ compiler; the
+          optimizer's update stays eager.
 
-Both compile for one static shape (dynamic=False): a second shape would compile again (and record
-another CUDA graph), so compiled cells train on full batches only (TrialConfig.drop_last).
+Both compile for one static shape (dynamic=False): a second shape would compile again (and capture
+another graph), so compiled cells train on full batches only (TrialConfig.drop_last).
 
 Compilation happens in `warm_up`, before epoch 1: COMPILE_WARMUP_STEPS training steps on a batch of
-noise (CUDA graph trees run a step eagerly, then record, then replay), timed as `compile_s`. The model's
-and the optimizer's state are put back afterwards, in place, so the trial trains from the same start as
-its eager twin and no timed epoch contains compilation. Inductor caches what it builds on the node
-(its cache directory, e.g. /tmp/torchinductor_$USER), so a later trial of the same model and shape
+noise, then (GPU) the capture, timed together as `compile_s`. The model's and the optimizer's state are
+then put back in place, so the trial trains from the same start as its eager twin, the graph keeps the
+addresses it captured, and no timed epoch contains compilation. Inductor caches what it builds on the
+node (its cache directory, e.g. /tmp/torchinductor_$USER), so a later trial of the same model and shape
 compiles faster: compile_s is what this trial paid, not a cold-cache constant.
 """
 
@@ -31,13 +35,21 @@ from __future__ import annotations
 import contextlib
 import copy
 import time
+from enum import Enum
 
 import torch
 from torch import nn
 
 from trainables.config import IMAGE_SIZE, Compile, Precision, TrialConfig
 
-COMPILE_WARMUP_STEPS = 3  # compile, then CUDA graph trees' warm-up run and recording, before epoch 1
+COMPILE_WARMUP_STEPS = 3  # compile and settle (cuDNN's algorithm search, Triton's tuning) before capture
+
+
+class Graphs(str, Enum):
+    """What a compiled GPU step replays as CUDA graphs."""
+
+    step = "step"  # forward, backward and the optimizer's update: one graph, captured by TrainStep
+    inductor = "inductor"  # forward and backward, by Inductor's mode "reduce-overhead"
 
 
 class CompileUnavailable(RuntimeError):
@@ -93,45 +105,73 @@ class _Forward(nn.Module):
 
 
 class TrainStep:
-    """`step(x, y)` returns the batch's loss; see the module docstring for what `on` changes."""
+    """`step(x, y)` trains on one batch and returns its loss; the module docstring says what `on` changes."""
 
-    def __init__(self, model: nn.Module, loss_fn: nn.Module, cfg: TrialConfig, device: torch.device):
+    def __init__(
+        self,
+        model: nn.Module,
+        loss_fn: nn.Module,
+        optimizer: torch.optim.Optimizer,
+        cfg: TrialConfig,
+        device: torch.device,
+        graphs: Graphs = Graphs.step,
+    ):
         check_compilable(cfg, device)
-        self.cfg, self.device, self.model = cfg, device, model
+        self.cfg, self.device, self.model, self.optimizer = cfg, device, model, optimizer
         self.compiled = cfg.compile is Compile.on
         self.channels_last = uses_channels_last(cfg, device)
-        self.graphs = self.compiled and device.type == "cuda"  # CUDA graphs (reduce-overhead)
+        self.graphs = graphs if self.compiled and device.type == "cuda" else None
         if self.channels_last:
             model.to(memory_format=torch.channels_last)
         forward = _Forward(model, loss_fn, cfg, self.channels_last)
         if self.compiled:
-            mode = "reduce-overhead" if self.graphs else "default"
+            mode = "reduce-overhead" if self.graphs is Graphs.inductor else "default"
             forward = torch.compile(forward, mode=mode, dynamic=False)
         self._forward = forward
+        self._graph: torch.cuda.CUDAGraph | None = None  # Graphs.step, once warm_up has captured it
         self.cudagraph_skips: int | None = None  # set by warm_up: graphs Inductor declined to record
 
     def __call__(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        if self.graphs:
+        if self._graph is not None:
+            self._x.copy_(x)
+            self._y.copy_(y)
+            self._graph.replay()
+            return self._loss  # overwritten by the next replay, which the stream orders after its readers
+        return self._eager_step(x, y)
+
+    def _eager_step(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        if self.graphs is Graphs.inductor:
             # a new training iteration: outputs of the last replay may be overwritten from here on
             torch.compiler.cudagraph_mark_step_begin()
-        return self._forward(x, y)
+        loss = self._forward(x, y)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        self.optimizer.step()
+        return loss
+
+    @property
+    def compile_mode(self) -> str | None:
+        if not self.compiled:
+            return None
+        return {None: "default", Graphs.inductor: "reduce-overhead", Graphs.step: "step-graph"}[self.graphs]
 
     def info(self) -> dict:
         """What the trial's row records about how it trained."""
         return {
-            "compile_mode": ("reduce-overhead" if self.graphs else "default") if self.compiled else None,
+            "compile_mode": self.compile_mode,
             "channels_last": self.channels_last,
             "last_batch": "dropped" if self.cfg.drop_last else "kept",
             "cudagraph_skips": self.cudagraph_skips,
         }
 
-    def warm_up(self, optimizer: torch.optim.Optimizer) -> float:
-        """Compile now (COMPILE_WARMUP_STEPS steps on noise), put model and optimizer back as they
-        were, and return the wall seconds it took. Eager steps need none: 0.0 and nothing runs."""
+    def warm_up(self) -> float:
+        """Compile now (COMPILE_WARMUP_STEPS steps on noise; on the GPU, capture the step's graph), put
+        model and optimizer back as they were, and return the wall seconds it took. Eager steps need
+        none: 0.0 and nothing runs."""
         if not self.compiled:
             return 0.0
         model_state = copy.deepcopy(self.model.state_dict())
-        optimizer_state = copy.deepcopy(optimizer.state_dict())
+        optimizer_state = copy.deepcopy(self.optimizer.state_dict())
         noise = torch.Generator().manual_seed(0)  # its own generator: the trial's RNG streams are untouched
         bs = self.cfg.batch_size
         x = torch.randn(bs, 3, IMAGE_SIZE, IMAGE_SIZE, generator=noise).to(self.device)
@@ -139,21 +179,62 @@ class TrainStep:
         self.model.train()
         _sync(self.device)
         started = time.perf_counter()
-        for _ in range(COMPILE_WARMUP_STEPS):
-            loss = self(x, y)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            optimizer.step()
+        if self.graphs is Graphs.step:
+            self._capture(x, y)
+        else:
+            for _ in range(COMPILE_WARMUP_STEPS):
+                self._eager_step(x, y)
         _sync(self.device)
         seconds = time.perf_counter() - started
-        if self.graphs:  # a skipped graph still trains, only slower: recorded, so the report can say so
+        if self.graphs is Graphs.inductor:  # a skipped graph still trains, only slower: recorded
             from torch._dynamo.utils import counters
 
             self.cudagraph_skips = int(counters["inductor"]["cudagraph_skips"])
-        optimizer.zero_grad(set_to_none=True)
-        self.model.load_state_dict(model_state)  # copies in place: CUDA graphs keep their weights' addresses
-        optimizer.load_state_dict(optimizer_state)
+        elif self.graphs is Graphs.step:
+            self.cudagraph_skips = 0  # captured whole, or warm_up raised: nothing runs outside the graph
+        restore_in_place(self.model, self.optimizer, model_state, optimizer_state)
         return seconds
+
+    def _capture(self, x: torch.Tensor, y: torch.Tensor) -> None:
+        """The whole step as one CUDA graph, after warm-up steps on a side stream (PyTorch's recipe for
+        whole-network capture): inputs and loss live at fixed addresses, and the gradients the captured
+        backward writes are the ones the captured update reads, so no zero_grad runs between replays."""
+        self._x, self._y = x.clone(), y.clone()
+        side = torch.cuda.Stream(self.device)
+        side.wait_stream(torch.cuda.current_stream(self.device))
+        with torch.cuda.stream(side):
+            for _ in range(COMPILE_WARMUP_STEPS):
+                self._eager_step(self._x, self._y)
+        torch.cuda.current_stream(self.device).wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        self.optimizer.zero_grad(set_to_none=True)  # the captured backward allocates the grads it reuses
+        with torch.cuda.graph(graph):
+            loss = self._forward(self._x, self._y)
+            loss.backward()
+            self.optimizer.step()
+        self._loss, self._graph = loss.detach(), graph
+
+
+def restore_in_place(
+    model: nn.Module, optimizer: torch.optim.Optimizer, model_state: dict, optimizer_state: dict
+) -> None:
+    """Put back the state warm-up started from, writing into the tensors that exist now: a captured
+    graph reads and writes those addresses. Optimizer state that warm-up created (SGD's momentum
+    buffers of a fresh run) is zeroed, which for SGD is the same update as having none: the first
+    step's buffer is then momentum * 0 + grad, what SGD starts a missing buffer at."""
+    model.load_state_dict(model_state)  # copies into the existing parameters and buffers
+    saved = optimizer_state["state"]
+    params = [p for group in optimizer.param_groups for p in group["params"]]
+    with torch.no_grad():
+        for index, param in enumerate(params):
+            for key, live in optimizer.state.get(param, {}).items():
+                if not isinstance(live, torch.Tensor):
+                    continue
+                before = saved.get(index, {}).get(key)
+                if before is None:
+                    live.zero_()
+                else:
+                    live.copy_(before)
 
 
 def _sync(device: torch.device) -> None:

@@ -101,7 +101,7 @@ def run_trial(
     optimizer = torch.optim.SGD(
         model.parameters(), lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay
     )
-    train_step = TrainStep(model, nn.CrossEntropyLoss(), cfg, device)
+    train_step = TrainStep(model, nn.CrossEntropyLoss(), optimizer, cfg, device)
     train_src = make_source(arrays, cfg, device, train=True)
     test_src = make_source(arrays, cfg, device, train=False)
     full_steps = len(train_src)
@@ -117,8 +117,8 @@ def run_trial(
     info["restored_from_epoch"] = done
     if train_step.compiled:
         phase(f"compiling {cfg.model} ({train_step.info()['compile_mode']})")
-    info["compile_s"] = train_step.warm_up(optimizer) if train_step.compiled else None
-    info.update(train_step.info())  # what warm-up learnt (CUDA graphs recorded or skipped)
+    info["compile_s"] = train_step.warm_up() if train_step.compiled else None
+    info.update(train_step.info())  # how it compiled, and what warm-up learnt (CUDA graphs skipped)
 
     meter = EnergyMeter(device)
     info["energy_notes"] = "; ".join(meter.notes) or None
@@ -136,10 +136,7 @@ def run_trial(
         for _ in range(steps):
             x, y = next(batches)
             timeline.input_ready()
-            loss = train_step(x, y)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            optimizer.step()
+            loss = train_step(x, y)  # forward, backward, update
             loss_sum += loss.detach() * len(y)
             timeline.step_done()
             images += len(y)
