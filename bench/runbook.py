@@ -8,7 +8,8 @@ A runbook maps call names to step lists. Each step is one of
     fidelity: {name: NAME, args: "--compile on ...", guard_s: 150}    bench/fidelity.py results/NAME
     plain:    {name: LABEL, args: "--model ...", guard_s: 60}         bench/plain_loop.py, JSON lines
 
-run in order, each under its own time guard and the call's (CALL_S, default 560 s, for the device tool's
+A step with `required: true` must exit 0, or the call stops there (a smoke test the rest depends on).
+Steps run in order, each under its own time guard and the call's (CALL_S, default 560 s, for the device tool's
 10-minute limit): a step that would start with less than `min_s` (default 30 s) left is skipped and said
 so. A sweep cut by its guard gets SIGTERM and keeps every finished epoch. Afterwards OUT holds call.log
 (everything printed) and results.tar.gz (the results directories the call wrote, without Tune's files).
@@ -84,9 +85,13 @@ def main(argv: list[str]) -> int:
                     proc.wait(30)
                 except subprocess.TimeoutExpired:
                     proc.kill()
-        say(f"== {kind} {body['name']}: exit {proc.wait()} after {time.monotonic() - t0:.0f} s")
+        rc = proc.wait()
+        say(f"== {kind} {body['name']}: exit {rc} after {time.monotonic() - t0:.0f} s")
         if kind == "sweep" and body["name"] not in written:
             written.append(body["name"])
+        if rc != 0 and body.get("required"):
+            say(f"== {kind} {body['name']} is required: the call stops here")
+            break
     with tarfile.open(out / "results.tar.gz", "w:gz") as tar:
         for name in written:
             if (ROOT / "results" / name).is_dir():

@@ -249,3 +249,20 @@ def test_multi_gpu_speed_ratio_pools_both_lone_runs_and_skips_cells_never_shared
     assert cb["ran_beside_another"] is False and cb["ok"] is None
     slow = multi.speed_rows(alone, epochs("ca", [80.0]), paired_cells={"ca"})[0]
     assert slow["ratio"] == pytest.approx(80 / 90) and slow["ok"] is False  # below the 0.95 bar
+
+
+def test_runbook_stops_a_call_at_a_failed_required_step(tmp_path):
+    import yaml
+
+    runbook = load("runbook")
+    book = tmp_path / "book.yaml"
+    bad = {"plain": {"name": "smoke", "args": "--model simple_cnn --device tpu", "required": True}}
+    after = {"plain": {"name": "after", "args": "--help"}}
+    book.write_text(yaml.safe_dump({"calls": {"c": [bad, after]}}))
+    assert runbook.main([str(book), "c", str(tmp_path / "out")]) == 0
+    log = (tmp_path / "out" / "call.log").read_text()
+    assert "== plain smoke: exit 2" in log and "is required: the call stops here" in log
+    assert "== plain after" not in log  # never started
+    book.write_text(yaml.safe_dump({"calls": {"c": [{"plain": {**bad["plain"], "required": False}}, after]}}))
+    assert runbook.main([str(book), "c", str(tmp_path / "out2")]) == 0
+    assert "== plain after: exit 0" in (tmp_path / "out2" / "call.log").read_text()
