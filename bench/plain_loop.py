@@ -35,8 +35,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--precision", choices=("fp32", "amp"), default="fp32")
     p.add_argument("--compile", choices=("off", "on"), default="off",
                    help="on: benchctl's compiled step (trainables.compiled.TrainStep), built before epoch 1")
-    p.add_argument("--graphs", choices=("step", "inductor"), default="step",
-                   help="compiled GPU step: one CUDA graph per step, or Inductor's reduce-overhead graphs")
+    p.add_argument("--graphs", choices=("inductor", "step"), default="inductor",
+                   help="compiled GPU step: Inductor's reduce-overhead graphs (benchctl's), or the whole "
+                   "step as one CUDA graph (trainables.compiled.Graphs.step, not yet in benchctl's cells)")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--threads", type=int, required=True, help="torch intra-op threads")
     p.add_argument("--epochs", type=int, default=3)

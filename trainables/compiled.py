@@ -9,13 +9,13 @@ A step is forward, loss, backward and the optimizer's update. Eager (`off`) is t
 same forward and loss through torch.compile, so its backward is compiled too (AOTAutograd); the data
 pipeline and the test pass stay eager in both.
 
-    GPU   Inductor's Triton kernels, and the whole step (forward, backward, the SGD update) captured
-          once as one CUDA graph and replayed for every batch: one launch per step instead of
-          hundreds, so the host's speed stops setting the step time (Graphs.step). Inductor's own
-          CUDA graphs (mode "reduce-overhead", Graphs.inductor) cover forward and backward only and
-          left the step host-bound; bench/plain_loop.py --graphs inductor keeps it for comparison.
-          The model's weights and each batch are channels_last (NHWC), the layout cuDNN's tensor-core
-          convolutions want; eager cells keep PyTorch's default NCHW, as the paper did. Needs Triton.
+    GPU   Inductor's Triton kernels replayed as CUDA graphs. Graphs.inductor (what cells run): mode
+          "reduce-overhead", Inductor's graphs of forward and backward, with the SGD update eager.
+          Graphs.step (bench/plain_loop.py --graphs step only, until measured on a GPU): the whole step
+          (forward, backward, update) captured once as one CUDA graph and replayed per batch, so no
+          per-step Python is left but the data pipeline's. The model's weights and each batch are
+          channels_last (NHWC), the layout cuDNN's tensor-core convolutions want; eager cells keep
+          PyTorch's default NCHW, as the paper did. Needs Triton.
     CPU   Inductor's default mode: generated C++/OpenMP code, built by the host's C++ compiler; the
           optimizer's update stays eager.
 
@@ -48,8 +48,8 @@ COMPILE_WARMUP_STEPS = 3  # compile and settle (cuDNN's algorithm search, Triton
 class Graphs(str, Enum):
     """What a compiled GPU step replays as CUDA graphs."""
 
+    inductor = "inductor"  # forward and backward, by Inductor's mode "reduce-overhead": what cells run
     step = "step"  # forward, backward and the optimizer's update: one graph, captured by TrainStep
-    inductor = "inductor"  # forward and backward, by Inductor's mode "reduce-overhead"
 
 
 class CompileUnavailable(RuntimeError):
@@ -114,7 +114,7 @@ class TrainStep:
         optimizer: torch.optim.Optimizer,
         cfg: TrialConfig,
         device: torch.device,
-        graphs: Graphs = Graphs.step,
+        graphs: Graphs = Graphs.inductor,
     ):
         check_compilable(cfg, device)
         self.cfg, self.device, self.model, self.optimizer = cfg, device, model, optimizer
