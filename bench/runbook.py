@@ -11,8 +11,9 @@ A runbook maps call names to step lists. Each step is one of
 A step with `required: true` must exit 0, or the call stops there (a smoke test the rest depends on).
 Steps run in order, each under its own time guard and the call's (CALL_S, default 560 s, for the device tool's
 10-minute limit): a step that would start with less than `min_s` (default 30 s) left is skipped and said
-so. A sweep cut by its guard gets SIGTERM and keeps every finished epoch. Afterwards OUT holds call.log
-(everything printed) and results.tar.gz (the results directories the call wrote, without Tune's files).
+so. A sweep cut by its guard gets SIGTERM and keeps every finished epoch. OUT holds call.log (everything
+printed) and results.tar.gz (the results directories the call wrote, without Tune's files), packed
+after every step and when the call itself gets SIGTERM, so a call cut short keeps what finished.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import os
 import queue
 import shlex
+import signal
 import subprocess
 import sys
 import tarfile
@@ -62,6 +64,18 @@ def main(argv: list[str]) -> int:
         except OSError:
             say(f"({probe[0]} not found)")
     written: list[str] = []
+    # The device tool ends a call that outlives its time with SIGTERM: stop the step, pack what is done.
+    before = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    try:
+        _run_steps(steps, budget, started, written, out, say)
+    finally:
+        _pack(out / "results.tar.gz", written)
+        signal.signal(signal.SIGTERM, before)
+    say(f"call {call}: {time.monotonic() - started:.0f} s")
+    return 0
+
+
+def _run_steps(steps, budget: float, started: float, written: list[str], out: Path, say) -> None:
     for step in steps:
         ((kind, body),) = ((k, v) for k, v in step.items() if k in KINDS)
         left = budget - (time.monotonic() - started)
@@ -69,6 +83,8 @@ def main(argv: list[str]) -> int:
         if guard < float(body.get("min_s", 30)):
             say(f"== {kind} {body['name']}: skipped, {left:.0f} s left in the call")
             continue
+        if kind == "sweep" and body["name"] not in written:
+            written.append(body["name"])
         cmd = KINDS[kind](body["name"], shlex.split(body.get("args", "")))
         say(f"== {kind} {body['name']} (guard {guard:.0f} s): {shlex.join(cmd)}")
         t0 = time.monotonic()
@@ -85,19 +101,23 @@ def main(argv: list[str]) -> int:
                     proc.wait(30)
                 except subprocess.TimeoutExpired:
                     proc.kill()
-        rc = proc.wait()
-        say(f"== {kind} {body['name']}: exit {rc} after {time.monotonic() - t0:.0f} s")
-        if kind == "sweep" and body["name"] not in written:
-            written.append(body["name"])
+            rc = proc.wait()
+            say(f"== {kind} {body['name']}: exit {rc} after {time.monotonic() - t0:.0f} s")
+        _pack(out / "results.tar.gz", written)
         if rc != 0 and body.get("required"):
             say(f"== {kind} {body['name']} is required: the call stops here")
             break
-    with tarfile.open(out / "results.tar.gz", "w:gz") as tar:
-        for name in written:
+
+
+def _pack(path: Path, names: list[str]) -> None:
+    """Tar the named results directories to `path` (atomically): after every step, so a call that the
+    device tool cuts short still brings back every step that finished."""
+    part = path.with_suffix(".part")
+    with tarfile.open(part, "w:gz") as tar:
+        for name in names:
             if (ROOT / "results" / name).is_dir():
                 tar.add(ROOT / "results" / name, arcname=name, filter=_no_tune)
-    say(f"call {call}: {time.monotonic() - started:.0f} s")
-    return 0
+    part.replace(path)
 
 
 def _lines(proc: subprocess.Popen, deadline: float):

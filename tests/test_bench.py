@@ -266,3 +266,35 @@ def test_runbook_stops_a_call_at_a_failed_required_step(tmp_path):
     book.write_text(yaml.safe_dump({"calls": {"c": [{"plain": {**bad["plain"], "required": False}}, after]}}))
     assert runbook.main([str(book), "c", str(tmp_path / "out2")]) == 0
     assert "== plain after: exit 0" in (tmp_path / "out2" / "call.log").read_text()
+
+
+def test_runbook_cut_by_sigterm_stops_its_step_and_still_packs(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import yaml
+
+    book = tmp_path / "book.yaml"
+    endless = {
+        "plain": {
+            "name": "endless",
+            "args": "--model simple_cnn --device cpu --threads 1 --epochs 100000 --train-size 256",
+        }
+    }
+    book.write_text(yaml.safe_dump({"calls": {"c": [endless]}}))
+    out = tmp_path / "out"
+    root = Path(__file__).resolve().parents[1]
+    call = subprocess.Popen(
+        [sys.executable, str(root / "bench" / "runbook.py"), str(book), "c", str(out)], cwd=root
+    )
+    deadline = time.monotonic() + 120
+    while '"epoch": 2' not in ((out / "call.log").read_text() if (out / "call.log").exists() else ""):
+        assert time.monotonic() < deadline and call.poll() is None, "the plain loop never reached epoch 2"
+        time.sleep(0.5)
+    call.send_signal(signal.SIGTERM)  # what the device tool does to a call that outlives its time
+    assert call.wait(60) == 143
+    log = (out / "call.log").read_text()
+    assert "== plain endless: exit" in log  # the step was stopped and waited for, not orphaned
+    assert (out / "results.tar.gz").is_file()
