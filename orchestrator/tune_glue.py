@@ -13,7 +13,9 @@ filesystem is needed.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
+import time
 from collections import Counter, defaultdict
 from datetime import datetime, timezone
 from enum import Enum
@@ -50,6 +52,7 @@ def tune_trial(config: dict) -> None:
     cfg = plan.trial
     sent_info = False
     placement = {
+        "entered_at": time.time(),  # Ray runs the trial from here on (the start phases begin: start_phases)
         "placement": plan.placement.value,
         "cpu_share": plan.resources["CPU"],
         "node_id": ray.get_runtime_context().get_node_id(),
@@ -86,7 +89,7 @@ def tune_trial(config: dict) -> None:
             placement["cpu_affinity"] = format_cores(cores) if cores else None
             # child (default): the loop runs in a fresh process that inherits the pinned cores and Ray's
             # CUDA_VISIBLE_DEVICES; this worker only relays its epochs (trainables/isolated.py says why)
-            run = run_isolated
+            run = functools.partial(run_isolated, start_method=plan.start_method)
             if plan.trial_process is TrialProcess.inline:
                 from trainables.priority import favour_this_process
                 from trainables.train import run_trial as run  # torch comes into this process only inline
