@@ -120,6 +120,26 @@ def stored_checkpoint(plan: TrialPlan):
     return tune.Checkpoint(path=plan.restore, filesystem=storage_filesystem(plan.store))
 
 
+def start_phases(started_at: float | None, info: dict) -> dict:
+    """A trial's start split into phases (seconds), from the stamps its first report carries: Tune's
+    trial start (`started_at`, the driver's clock), tune_trial's `entered_at`, the child's `start_times`
+    (spawn, main, imports; trainables/isolated.py) and run_trial's `first_step_at`. A phase whose stamps
+    are missing (an inline trial has no child) is None; on a cluster the first phase spans two clocks."""
+    times = info.get("start_times") or {}
+    first = info.get("first_step_at")
+
+    def span(a, b):
+        return None if a is None or b is None else b - a
+
+    return {
+        "start_s": span(started_at, first),
+        "start_schedule_s": span(started_at, info.get("entered_at")),
+        "start_process_s": span(times.get("spawn"), times.get("main")),
+        "start_imports_s": span(times.get("main"), times.get("imports")),
+        "start_model_s": span(times.get("imports") or info.get("entered_at"), first),
+    }
+
+
 def _plain(value):
     """An axis value as a results column holds it: an enum as its value."""
     return value.value if isinstance(value, Enum) else value
@@ -288,6 +308,8 @@ class ResultsWriter(Callback):
             "ended_at": ended,
             "placement": plan.placement.value,
             "trial_process": plan.trial_process.value,
+            "start_method": info.get("start_method"),
+            **start_phases(self._started[tid].timestamp() if tid in self._started else None, info),
             "cpu_share": plan.resources["CPU"],
             "overlapped_with": self.overlapped(tid, ended or datetime.now(timezone.utc)),
             "checkpoint": checkpoint,
