@@ -103,6 +103,7 @@ def _plan(spec: SweepSpec, alloc: Allotment, cfg: TrialConfig, own: HwClass | No
         trial=dataclasses.replace(cfg, cpus=cpus),
         placement=alloc.placement,
         trial_process=spec.trial_process,
+        start_method=spec.start_method,
         reserve=reserve,
         node_ids=own.node_ids if own else (),
         sweep=spec.name,

@@ -129,6 +129,13 @@ TRIAL_SCHEMA = pa.schema(
         ("cpu_affinity", pa.string()),  # cores it was pinned to, e.g. "0-3" (partitioned; schema 2)
         ("overlapped_with", pa.string()),  # other trials on its host while it ran, comma list (schema 2)
         ("trial_process", pa.string()),  # child (a fresh process under the Ray trial) or inline (schema 3)
+        ("start_method", pa.string()),  # fresh | forkserver: how the child started; null inline (schema 7)
+        # the trial's start, Tune starting it (driver clock) to its first timed step, and its phases:
+        ("start_s", pa.float64()),  # the whole start (schema 7)
+        ("start_schedule_s", pa.float64()),  # Tune starting the trial -> the trial function runs (schema 7)
+        ("start_process_s", pa.float64()),  # child asked for -> its main runs (interpreter or fork; schema 7)
+        ("start_imports_s", pa.float64()),  # its imports (torch, the trainables; ~0 forked; schema 7)
+        ("start_model_s", pa.float64()),  # device, data, model, optimizer -> the first timed step (schema 7)
         ("restored_from_epoch", pa.int32()),  # epochs the attempt took over from a checkpoint (schema 5)
         ("checkpoint", pa.string()),  # its latest persisted checkpoint, relative to the sweep (schema 5)
         ("checkpoint_epoch", pa.int32()),  # the epoch that checkpoint was taken after (schema 5)
@@ -207,6 +214,8 @@ _ADDED = {
     "5": ("restored", "checkpoint_s", "checkpoint_mb", "checkpoint", "data_cache", "data_s_load",
           "restored_from_epoch", "checkpoint_epoch"),
     "6": ("compile", "compile_s", "compile_mode", "channels_last", "last_batch", "cudagraph_skips"),
+    "7": ("start_method", "start_s", "start_schedule_s", "start_process_s", "start_imports_s",
+          "start_model_s"),
 }  # fmt: skip
 _LATER = {c for cols in _ADDED.values() for c in cols} | {
     "hw_class", "node_id", "gpus_visible", "cuda_visible_devices", "gpu_uuid", "nvml_index", "placement",

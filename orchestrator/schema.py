@@ -1,5 +1,5 @@
 """The results schema's version, apart from results.py so that `benchctl --version` reads it without
 importing pandas and pyarrow. What each version added: CHANGELOG.md, "Results schema"."""
 
-SCHEMA_VERSION = "6"
-READABLE_VERSIONS = ("1", "2", "3", "4", "5", "6")  # older files lack newer columns; they read as null
+SCHEMA_VERSION = "7"
+READABLE_VERSIONS = ("1", "2", "3", "4", "5", "6", "7")  # older files lack newer columns; they read as null

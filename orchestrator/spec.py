@@ -25,6 +25,7 @@ from orchestrator.errors import BenchctlError
 from orchestrator.presets import Preset
 from trainables import config as defaults
 from trainables.config import PAPER_MODELS, Compile, Device, Pipeline, Precision, TrialConfig
+from trainables.isolated import StartMethod
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
@@ -132,6 +133,7 @@ class SweepSpec:
     resume: bool = False  # run only the cells results/<name> does not hold complete yet
     isolate_network: bool = True  # local runs: Ray in a private network namespace (root only; netns.py)
     trial_process: TrialProcess = TrialProcess.child
+    start_method: StartMethod = StartMethod.fresh  # how a child trial process starts (trainables/isolated.py)
     checkpoint: bool = True  # each epoch's state persisted through Tune, so a cut trial continues after it
     preset: Preset | None = None  # the --preset the options came from (a label; orchestrator/presets.py)
 
@@ -159,6 +161,16 @@ class SweepSpec:
         except ValueError:
             choices = ", ".join(e.value for e in TrialProcess)
             raise SpecError(f"--trial-process: {self.trial_process!r} is not one of {choices}") from None
+        try:
+            object.__setattr__(self, "start_method", StartMethod(self.start_method))
+        except ValueError:
+            choices = ", ".join(e.value for e in StartMethod)
+            raise SpecError(f"--start-method: {self.start_method!r} is not one of {choices}") from None
+        if self.start_method is StartMethod.forkserver and self.trial_process is TrialProcess.inline:
+            raise SpecError(
+                "--start-method forkserver: starts a child trial process; an inline trial has none "
+                "(drop --start-method or use --trial-process child)"
+            )
         if self.preset is not None:
             try:
                 object.__setattr__(self, "preset", Preset(self.preset))
@@ -237,6 +249,7 @@ class SweepSpec:
             "max_failures": self.max_failures,
             "placement": self.placement.value,
             "trial_process": self.trial_process.value,
+            "start_method": self.start_method.value,
             "checkpoint": self.checkpoint,
             "per_class": self.per_class,
             "name": self.name,

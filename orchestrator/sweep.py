@@ -41,6 +41,7 @@ from orchestrator.spec import Placement, SpecError, SweepSpec, resolve_devices, 
 from orchestrator.trial_plan import TrialPlan
 from trainables.config import TrialConfig
 from trainables.data import DatasetUnavailable, check_available
+from trainables.isolated import StartMethod
 
 
 @dataclass(frozen=True)
@@ -257,7 +258,8 @@ def run_sweep(
         tuner = tune.Tuner(
             tune.with_resources(tune_trial, resources=trial_request),
             param_space=param_space(plans),
-            tune_config=tune.TuneConfig(reuse_actors=False),
+            # a forkserver trial's actor keeps its fork server: reuse it; a fresh one starts clean each time
+            tune_config=tune.TuneConfig(reuse_actors=spec.start_method is StartMethod.forkserver),
             run_config=tune.RunConfig(
                 name=run_name,
                 storage_path=str((results_dir / ".tune").resolve()),

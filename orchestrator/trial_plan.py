@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from orchestrator.hardware import NODE_ID_LABEL
 from orchestrator.spec import Placement, TrialProcess
 from trainables.config import Device, TrialConfig
+from trainables.isolated import StartMethod
 
 TUNE_KEY = "plan"  # the one key of a Tune config: the plan's to_dict()
 
@@ -31,6 +32,7 @@ class TrialPlan:
     trial: TrialConfig  # what is trained; trial.cpus is the cores it uses (threads + workers)
     placement: Placement = Placement.exclusive
     trial_process: TrialProcess = TrialProcess.child
+    start_method: StartMethod = StartMethod.fresh  # how the child trial process starts (child only)
     reserve: int = 0  # cores booked in Ray beyond trial.cpus and kept idle (exclusive CPU cells)
     node_ids: tuple[str, ...] = ()  # --per-class: the nodes of the trial's hardware class; () = any node
     sweep: str = ""
@@ -42,6 +44,7 @@ class TrialPlan:
         # from_dict hands plain values; coerce them here so that both paths give the same typed plan
         object.__setattr__(self, "placement", Placement(self.placement))
         object.__setattr__(self, "trial_process", TrialProcess(self.trial_process))
+        object.__setattr__(self, "start_method", StartMethod(self.start_method))
         object.__setattr__(self, "node_ids", tuple(self.node_ids))
 
     @property
@@ -83,6 +86,7 @@ class TrialPlan:
             "trial": self.trial.to_dict(),
             "placement": self.placement.value,
             "trial_process": self.trial_process.value,
+            "start_method": self.start_method.value,
             "reserve": self.reserve,
             "node_ids": list(self.node_ids),
             "sweep": self.sweep,

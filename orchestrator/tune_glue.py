@@ -13,7 +13,9 @@ filesystem is needed.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
+import time
 from collections import Counter, defaultdict
 from datetime import datetime, timezone
 from enum import Enum
@@ -50,6 +52,7 @@ def tune_trial(config: dict) -> None:
     cfg = plan.trial
     sent_info = False
     placement = {
+        "entered_at": time.time(),  # Ray runs the trial from here on (the start phases begin: start_phases)
         "placement": plan.placement.value,
         "cpu_share": plan.resources["CPU"],
         "node_id": ray.get_runtime_context().get_node_id(),
@@ -86,7 +89,7 @@ def tune_trial(config: dict) -> None:
             placement["cpu_affinity"] = format_cores(cores) if cores else None
             # child (default): the loop runs in a fresh process that inherits the pinned cores and Ray's
             # CUDA_VISIBLE_DEVICES; this worker only relays its epochs (trainables/isolated.py says why)
-            run = run_isolated
+            run = functools.partial(run_isolated, start_method=plan.start_method)
             if plan.trial_process is TrialProcess.inline:
                 from trainables.priority import favour_this_process
                 from trainables.train import run_trial as run  # torch comes into this process only inline
@@ -115,6 +118,26 @@ def stored_checkpoint(plan: TrialPlan):
     from orchestrator.relayfs import storage_filesystem
 
     return tune.Checkpoint(path=plan.restore, filesystem=storage_filesystem(plan.store))
+
+
+def start_phases(started_at: float | None, info: dict) -> dict:
+    """A trial's start split into phases (seconds), from the stamps its first report carries: Tune's
+    trial start (`started_at`, the driver's clock), tune_trial's `entered_at`, the child's `start_times`
+    (spawn, main, imports; trainables/isolated.py) and run_trial's `first_step_at`. A phase whose stamps
+    are missing (an inline trial has no child) is None; on a cluster the first phase spans two clocks."""
+    times = info.get("start_times") or {}
+    first = info.get("first_step_at")
+
+    def span(a, b):
+        return None if a is None or b is None else b - a
+
+    return {
+        "start_s": span(started_at, first),
+        "start_schedule_s": span(started_at, info.get("entered_at")),
+        "start_process_s": span(times.get("spawn"), times.get("main")),
+        "start_imports_s": span(times.get("main"), times.get("imports")),
+        "start_model_s": span(times.get("imports") or info.get("entered_at"), first),
+    }
 
 
 def _plain(value):
@@ -285,6 +308,8 @@ class ResultsWriter(Callback):
             "ended_at": ended,
             "placement": plan.placement.value,
             "trial_process": plan.trial_process.value,
+            "start_method": info.get("start_method"),
+            **start_phases(self._started[tid].timestamp() if tid in self._started else None, info),
             "cpu_share": plan.resources["CPU"],
             "overlapped_with": self.overlapped(tid, ended or datetime.now(timezone.utc)),
             "checkpoint": checkpoint,

@@ -186,6 +186,23 @@ def test_partitioned_trials_share_the_node_on_disjoint_pinned_cores(tmp_path):
     assert report.exit_code == 0
 
 
+def test_forkserver_trials_start_forked_from_one_server_and_record_their_start(tmp_path):
+    args = ["sweep", "--models", "simple_cnn", "--devices", "cpu", "--repeats", "3", "--no-checkpoint"]
+    result = runner.invoke(
+        app, [*args, "--start-method", "forkserver", *QUICK, "--out", str(tmp_path), "--name", "fork"]
+    )
+    assert result.exit_code == 0, result.output
+    epochs, trials = read_results(tmp_path / "fork")
+    assert (trials.status == "ok").all() and (trials.start_method == "forkserver").all()
+    assert trials.trial_process.eq("child").all() and len(epochs) == 6
+    # the imports happened once, in the server; only a trial that started a server waits for them
+    assert (trials.start_imports_s < 0.5).all() and trials.start_process_s.median() < 1.0
+    assert (trials.start_s >= trials.start_model_s).all() and trials.start_schedule_s.notna().all()
+    losses = epochs[epochs.epoch == 1].sort_values("repeat").train_loss
+    assert losses.nunique() == 3  # each repeat trained from its own seed, not the server's RNG state
+    assert trials.tune_trial_id.nunique() == 3
+
+
 def test_a_stale_ray_start_on_this_machine_does_not_capture_a_local_sweep(tmp_path, monkeypatch):
     # `ray start` leaves <ray tmp>/ray_current_cluster behind; plain ray.init() would try to join it
     import shutil

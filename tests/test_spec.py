@@ -18,6 +18,7 @@ from orchestrator.spec import (
     spec_differences,
 )
 from trainables.config import Device, Pipeline, Precision
+from trainables.isolated import StartMethod
 
 
 def test_defaults_are_the_papers_matrix_on_the_devices_the_nodes_have():
@@ -45,6 +46,8 @@ def test_library_callers_may_pass_strings():
         ({"devices": ()}, "--devices: give at least one value"),
         ({"cpus_per_trial": 0}, "--cpus-per-trial: must be an integer >= 1"),
         ({"trial_process": "thread"}, "--trial-process: 'thread' is not one of child, inline"),
+        ({"start_method": "spawn"}, "--start-method: 'spawn' is not one of fresh, forkserver"),
+        ({"start_method": "forkserver", "trial_process": "inline"}, "--start-method forkserver: starts a"),
     ],
 )
 def test_bad_specs_say_which_option_and_why(kwargs, message):
@@ -82,6 +85,16 @@ def test_trials_run_in_a_child_process_unless_asked_inline():
     assert SweepSpec(name="x").trial_process is TrialProcess.child
     spec = SweepSpec(name="x", trial_process="inline")
     assert spec.trial_process is TrialProcess.inline and spec.to_dict()["trial_process"] == "inline"
+
+
+def test_child_processes_start_fresh_unless_asked_to_fork_and_old_specs_read_as_fresh():
+    assert SweepSpec(name="x").start_method is StartMethod.fresh
+    spec = SweepSpec(name="x", start_method="forkserver")
+    assert spec.start_method is StartMethod.forkserver and spec.to_dict()["start_method"] == "forkserver"
+    # every sweep before the option started its children fresh: such a spec resumes as fresh, not forked
+    stored = {k: v for k, v in SweepSpec(name="x").to_dict().items() if k != "start_method"}
+    assert spec_differences(stored, SweepSpec(name="x")) == []
+    assert spec_differences(stored, spec) == ["start_method: 'fresh' -> 'forkserver'"]
 
 
 def test_a_spec_stored_before_trial_process_existed_reads_as_inline():

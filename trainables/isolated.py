@@ -18,6 +18,12 @@ its first epoch's slow steps, `{"info": {...}, "row": {...}}` per epoch, then `{
 for a line on stdin: the parent sends it once the checkpoint is handed on (Ray Tune persists it), so
 the copy never runs beside a timed epoch. The child dies with its parent (PR_SET_PDEATHSIG),
 so a cancelled or killed Ray trial leaves no training process behind. Nothing is pickled: JSON only.
+
+Start methods (`StartMethod`): `fresh` (the default) starts `python -m trainables.isolated` per trial;
+`forkserver` forks the trial process from a server that imported torch once (trainables/forkserver.py),
+which saves the interpreter start and the imports; the child then runs the same `_child` main.
+Either way the child reports when its main began and when its imports were done (`start_times`), so
+the rows can split a trial's start into phases.
 """
 
 from __future__ import annotations
@@ -29,8 +35,10 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import traceback
 from collections.abc import Callable
+from enum import Enum
 from pathlib import Path
 
 from trainables.config import TrialConfig
@@ -40,6 +48,13 @@ RESULT_FD_ENV = "BENCHCTL_RESULT_FD"
 PARENT_ENV = "BENCHCTL_PARENT_PID"
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 _ROOT = str(Path(__file__).resolve().parents[1])  # the directory that holds the trainables package
+
+
+class StartMethod(str, Enum):
+    """How a trial's child process starts (the docstring above says what each costs)."""
+
+    fresh = "fresh"  # a new interpreter per trial: imports torch itself
+    forkserver = "forkserver"  # a fork of a server that imported torch once (trainables/forkserver.py)
 
 
 class TrialProcessError(RuntimeError):
@@ -53,9 +68,13 @@ def run_isolated(
     checkpoint_dir: Path | None = None,
     restore_from: Path | None = None,
     on_phase: Callable[[str], None] | None = None,
+    start_method: StartMethod = StartMethod.fresh,
 ) -> list[dict]:
     """Run `cfg` in a child process; call `on_epoch(info, row)` as its epochs arrive (and `on_phase`
-    as it announces its slow start-up steps); return the rows. Arguments as trainables.train.run_trial."""
+    as it announces its slow start-up steps); return the rows. Arguments as trainables.train.run_trial;
+    each epoch's info also carries `start_method` and the child's `start_times` (time.time() stamps:
+    spawn, main, imports)."""
+    start_method = StartMethod(start_method)
     read_fd, write_fd = os.pipe()
     env = {
         **os.environ,
@@ -63,14 +82,18 @@ def run_isolated(
         PARENT_ENV: str(os.getpid()),
         "PYTHONPATH": os.pathsep.join(p for p in (_ROOT, os.environ.get("PYTHONPATH")) if p),
     }
+    spawned = time.time()
     try:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "trainables.isolated"],
-            stdin=subprocess.PIPE,
-            pass_fds=(write_fd,),
-            env=env,
-            cwd=_ROOT,
-        )
+        if start_method is StartMethod.forkserver:
+            proc = _fork(cfg, env, write_fd)
+        else:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "trainables.isolated"],
+                stdin=subprocess.PIPE,
+                pass_fds=(write_fd,),
+                env=env,
+                cwd=_ROOT,
+            )
     finally:
         os.close(write_fd)  # the child holds the only write end: EOF on read means it is gone
     rows: list[dict] = []
@@ -100,7 +123,9 @@ def run_isolated(
                     continue
                 rows.append(msg["row"])
                 if on_epoch is not None:
-                    on_epoch(msg["info"], msg["row"])
+                    info = {**msg["info"], "start_method": start_method.value}
+                    info["start_times"] = {"spawn": spawned, **info.get("start_times", {})}
+                    on_epoch(info, msg["row"])
                 if "checkpoint_mb" in msg["row"]:
                     with contextlib.suppress(BrokenPipeError):  # the child died: its exit code tells why
                         proc.stdin.write(b"ack\n")
@@ -118,6 +143,29 @@ def run_isolated(
     return rows
 
 
+def _fork(cfg: TrialConfig, env: dict, write_fd: int):
+    """The trial process, forked by this process's fork server; Popen-like (trainables/forkserver.py)."""
+    from trainables import forkserver
+
+    stdin_read, stdin_write = os.pipe()
+    try:
+        child = forkserver.server().spawn(
+            env={k: v for k, v in env.items() if k != RESULT_FD_ENV},  # the server names the fd
+            cwd=_ROOT,
+            cpus=sorted(os.sched_getaffinity(0)),
+            niceness=os.getpriority(os.PRIO_PROCESS, 0),  # this thread's: what a Popen child inherits
+            seed=cfg.seed + cfg.repeat,
+            fds=(stdin_read, write_fd, 1, 2),
+        )
+    except BaseException:
+        os.close(stdin_write)
+        raise
+    finally:
+        os.close(stdin_read)
+    child.stdin = os.fdopen(stdin_write, "wb")
+    return child
+
+
 def _die_with_parent() -> None:
     """Ask the kernel to SIGKILL this process when its parent goes; exit now if it already went."""
     try:
@@ -129,6 +177,7 @@ def _die_with_parent() -> None:
 
 
 def _child() -> None:
+    main_at = time.time()
     _die_with_parent()
     favour_this_process()  # before torch is imported: every thread it starts inherits the niceness
     out = os.fdopen(int(os.environ.pop(RESULT_FD_ENV)), "w", buffering=1)
@@ -138,13 +187,15 @@ def _child() -> None:
         out.write(json.dumps(msg, default=str) + "\n")
 
     def epoch_done(info: dict, row: dict) -> None:
-        send({"info": {**info, "trial_process": "child"}, "row": row})
+        times = {"main": main_at, "imports": imports_at}
+        send({"info": {**info, "trial_process": "child", "start_times": times}, "row": row})
         if "checkpoint_mb" in row:
             sys.stdin.readline()  # the parent's go-ahead: its copy of the checkpoint is done
 
     try:
         from trainables.train import run_trial
 
+        imports_at = time.time()
         plan = json.loads(sys.stdin.readline())
         cfg = TrialConfig.from_dict(plan["cfg"])
         run_trial(

@@ -132,6 +132,7 @@ def run_trial(
         batches = iter(train_src)
         timeline = StepTimeline(device)
         meter.start()
+        info.setdefault("first_step_at", time.time())  # the trial's start ends here (time.time(): wall)
         timeline.start()
         for _ in range(steps):
             x, y = next(batches)

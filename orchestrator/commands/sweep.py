@@ -20,6 +20,7 @@ from orchestrator.errors import RUNTIME, BenchctlError
 from orchestrator.presets import PRESETS, Preset, preset_fields
 from orchestrator.spec import Placement, SweepSpec, TrialProcess, default_name, parse_axis
 from trainables import config as d
+from trainables.isolated import StartMethod
 
 
 def _given(ctx: typer.Context) -> set[str]:
@@ -119,6 +120,13 @@ def sweep(
             "inline (in the Ray worker; slower on launch-bound cells, kept for comparison)."
         ),
     ] = TrialProcess.child,
+    start_method: Annotated[
+        StartMethod,
+        typer.Option(
+            help="How a child trial process starts: fresh (a new Python per trial, default) or forkserver "
+            "(forked from a per-worker server that imported torch once; Ray workers are reused)."
+        ),
+    ] = StartMethod.fresh,
     checkpoint: Annotated[
         bool,
         typer.Option(
@@ -186,6 +194,7 @@ def sweep(
         resume=resume,
         isolate_network=network_isolation,
         trial_process=trial_process,
+        start_method=start_method,
         checkpoint=checkpoint,
         preset=preset,
     )

@@ -1,0 +1,71 @@
+"""Does a forked trial process time its epochs like a fresh one? Paired rounds, no Ray.
+
+    python bench/fork_parity.py --rounds 6 --out reports/trial-start
+
+Each round runs the same CPU cell twice through trainables.isolated.run_isolated, first with
+start_method=fresh (A), then forkserver (B, one fork server for the whole run), so A and B alternate
+in time and a drift of the host's speed lands on both sides alike. A side's number is the median
+epoch_s of its non-warm-up epochs; per round, ratio = B / A (> 1: forked slower). Writes
+OUT/parity.json and prints its summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from trainables.config import TrialConfig  # noqa: E402
+from trainables.isolated import run_isolated  # noqa: E402
+
+
+def side(cfg: TrialConfig, method: str) -> dict:
+    rows = run_isolated(cfg, start_method=method)
+    steady = [r["epoch_s"] for r in rows if not r["warmup"]]
+    return {"epoch_s": statistics.median(steady), "epochs_s": [round(v, 4) for v in steady]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--model", default="simple_cnn")
+    parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--epochs", type=int, default=4, help="epoch 1 is warm-up and left out")
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    cfg = TrialConfig(
+        model=args.model, pipeline="resident", batch_size=args.batch_size, epochs=args.epochs,
+        max_steps=args.steps, max_eval_steps=1, train_size=args.batch_size * args.steps, test_size=256,
+        workers=0, cpus=os.cpu_count(),
+    )  # fmt: skip
+    rounds = []
+    for k in range(args.rounds):
+        a, b = side(cfg, "fresh"), side(cfg, "forkserver")
+        rounds.append({"round": k, "fresh": a, "forkserver": b, "ratio": b["epoch_s"] / a["epoch_s"]})
+        print(f"round {k}: fresh {a['epoch_s']:.4f} s, forkserver {b['epoch_s']:.4f} s, "
+              f"ratio {rounds[-1]['ratio']:.3f}", flush=True)  # fmt: skip
+    ratios = [r["ratio"] for r in rounds]
+    summary = {
+        "cell": f"{args.model}/cpu/bs{args.batch_size}/resident/fp32",
+        "steps_x_epochs": f"{args.steps} x {args.epochs}",
+        "cpus": os.cpu_count(),
+        "median_fresh_epoch_s": statistics.median(r["fresh"]["epoch_s"] for r in rounds),
+        "median_forkserver_epoch_s": statistics.median(r["forkserver"]["epoch_s"] for r in rounds),
+        "median_ratio": statistics.median(ratios),
+        "min_ratio": min(ratios),
+        "max_ratio": max(ratios),
+    }
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "parity.json").write_text(json.dumps({"summary": summary, "rounds": rounds}, indent=2) + "\n")
+    print(json.dumps(summary, indent=2))
+
+
+if __name__ == "__main__":
+    main()
