@@ -251,7 +251,7 @@ def build_report(
         )
     fidelity = read_fidelity(results_dirs)  # a malformed file fails here, before anything is written
     summary = cell_summary(epochs)
-    table = speedup_table(epochs)
+    table = speedup_table(epochs, summary)
     sweeps = sorted({str(s) for s in pd.concat([epochs["sweep"], trials.get("sweep", pd.Series())]).dropna()})
     n_runs = epochs[["sweep", "trial", "attempt"]].drop_duplicates().shape[0]
     unfinished = [
