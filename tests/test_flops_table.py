@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from orchestrator.flops_table import TRAIN_FLOPS_PER_IMAGE, train_flops
 from trainables.config import PAPER_MODELS
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize("model", sorted(TRAIN_FLOPS_PER_IMAGE))
@@ -32,12 +35,17 @@ def test_a_model_outside_the_table_is_counted():
     assert train_flops("mnasnet0_5") == train_flops_per_image("mnasnet0_5")
 
 
-def test_the_report_imports_no_torch_torchvision_or_ray():
-    """Building the report's modules (and the CLI's report command) must not import the training stack:
-    importing torch alone cost ~3 s and ~700 MB of a 100k-row report."""
+def test_the_report_imports_no_torch_torchvision_or_ray(tmp_path):
+    """Building a report (of committed results: two sweeps, so their conditions are compared through the
+    default spec) must not import the training stack: torch alone cost ~3 s and ~700 MB of a 100k-row
+    report."""
+    results = [str(ROOT / "reports/h200/results" / name) for name in ("ref-gpu-small", "ref-cpu-128")]
     code = (
-        "import sys; import orchestrator.report, orchestrator.commands.report; "
+        "import sys; from pathlib import Path; import orchestrator.commands.report; "
+        "from orchestrator.report import build_report; "
+        f"build_report([Path(p) for p in {results!r}], Path({str(tmp_path)!r}), pool=True); "
         "print(sorted(m for m in ('torch', 'torchvision', 'ray') if m in sys.modules))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True,
+                         check=True, cwd=ROOT)  # fmt: skip
     assert out.stdout.strip() == "[]", out.stdout
