@@ -4,8 +4,9 @@
     print(efficiency_table(ok_epochs(epochs, trials)))   # one row per cell and device name
 
 Definitions (printed in report.md):
-    GFLOP/train image = trainables.flops.train_flops_per_image(model) / 1e9: forward + backward matrix
-                        products of one 32x32 image (convolutions, linear layers; 2 FLOPs per multiply-add)
+    GFLOP/train image = flops_table.train_flops(model) / 1e9 (trainables.flops' count, tabulated):
+                        forward + backward matrix products of one 32x32 image (convolutions, linear
+                        layers; 2 FLOPs per multiply-add)
     images/s          = median(images_per_s) over the cell's steady epochs (images of the timed window /
                         its seconds, input waits included), pooled across repeats
     achieved TFLOP/s  = flops_per_image * images_per_s / 1e12
@@ -22,8 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from orchestrator.flops_table import train_flops
 from orchestrator.stats import CELL, HW_CLASS, steady_epochs
-from trainables.flops import train_flops_per_image
 
 
 @dataclass(frozen=True)
@@ -116,9 +117,7 @@ def _flops_or_nan(flops_fn: Callable[[str], float], model) -> float:
         return math.nan
 
 
-def efficiency_table(
-    epochs: pd.DataFrame, flops_fn: Callable[[str], float] = train_flops_per_image
-) -> pd.DataFrame:
+def efficiency_table(epochs: pd.DataFrame, flops_fn: Callable[[str], float] = train_flops) -> pd.DataFrame:
     """One row per cell (model, device, batch_size, pipeline, precision), device_name and hw_class:
 
     images_per_s      median(images_per_s) over the steady epochs (stats.steady_epochs), NaN if absent

@@ -293,6 +293,13 @@ def test_accuracy_per_epoch_png(tmp_path, captured):
     assert "CPU vs GPU" in fig.get_suptitle()
 
 
+def test_accuracy_of_results_that_predate_compile_draws_lines(tmp_path, captured):
+    """Results written before the compile axis read it as null; the panels once drew nothing for them."""
+    epoch_figures.accuracy_per_epoch(epochs().assign(compile=None), tmp_path / "a.png")
+    panels = [ax for ax in captured[0].axes if ax.get_title()]
+    assert {line.get_label() for line in panels[0].get_lines()} == {"CPU", "GPU"}
+
+
 def test_accuracy_without_test_acc_still_writes(tmp_path):
     path = epoch_figures.accuracy_per_epoch(epochs().assign(test_acc=math.nan), tmp_path / "a.png")
     assert path.read_bytes()[:8] == PNG_MAGIC

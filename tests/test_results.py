@@ -159,3 +159,32 @@ def test_older_version_without_newer_columns_reads_them_as_null(tmp_path):
     )
     epochs, _ = read_results(tmp_path)
     assert list(epochs.columns) == EPOCH_SCHEMA.names and epochs["checkpoint_s"].isna().all()
+
+
+def test_a_column_stored_as_another_type_reads_as_the_schemas(tmp_path):
+    """Files are read one by one and joined; the join gets the schema's types as a dataset scan gave them:
+    an int64 batch_size (another writer) reads as int32 beside a normal file, a string one is named."""
+    write_rows(tmp_path, "epochs", "good-a1", [ROW])
+    path = write_rows(tmp_path, "epochs", "wide-a1", [dict(ROW, trial="u", batch_size=64)])
+    table = pq.read_table(path)
+    i = table.schema.get_field_index("batch_size")
+    pq.write_table(table.set_column(i, "batch_size", table.column(i).cast(pa.int64())), path)
+    epochs, _ = read_results(tmp_path)
+    assert list(epochs.columns) == EPOCH_SCHEMA.names and len(epochs) == 2
+    assert str(epochs["batch_size"].dtype) == "float64"  # int32 with a null, as before: pandas' float
+    assert sorted(epochs["batch_size"].dropna()) == [64]
+    pq.write_table(table.set_column(i, "batch_size", pa.array(["big"])), path)
+    with pytest.raises(ResultsError, match="batch_size"):
+        read_results(tmp_path)
+
+
+def test_read_many_reads_only_the_trial_columns_asked_for(tmp_path):
+    from orchestrator.results import read_many
+
+    write_rows(tmp_path, "epochs", "k-a1", [ROW])
+    write_rows(tmp_path, "trials", "k-a1", [dict(ROW, status="ok", error=None)])
+    epochs, trials = read_many([tmp_path, tmp_path], trial_columns=["trial", "status", "nonexistent"])
+    assert list(trials.columns) == ["trial", "status"] and trials.to_dict("records") == [
+        {"trial": "t", "status": "ok"}
+    ]
+    assert list(epochs.columns) == EPOCH_SCHEMA.names and len(epochs) == 1  # a directory given twice
