@@ -11,11 +11,11 @@ pipeline and the test pass stay eager in both.
 
     GPU   Inductor's Triton kernels replayed as CUDA graphs. Graphs.inductor (what cells run): mode
           "reduce-overhead", Inductor's graphs of forward and backward, with the SGD update eager.
-          Graphs.step (bench/plain_loop.py --graphs step only, until measured on a GPU): the whole step
+          Graphs.step (bench/plain_loop.py --graphs step only, not yet in cells): the whole step
           (forward, backward, update) captured once as one CUDA graph and replayed per batch, so no
-          per-step Python is left but the data pipeline's. The model's weights and each batch are
-          channels_last (NHWC), the layout cuDNN's tensor-core convolutions want; eager cells keep
-          PyTorch's default NCHW, as the paper did. Needs Triton.
+          per-step Python is left but the data pipeline's (its gain: reports/h200-compile). The
+          model's weights and each batch are channels_last (NHWC), the layout cuDNN's tensor-core
+          convolutions want; eager cells keep PyTorch's default NCHW, as the paper did. Needs Triton.
     CPU   Inductor's default mode: generated C++/OpenMP code, built by the host's C++ compiler; the
           optimizer's update stays eager.
 
