@@ -156,32 +156,22 @@ class SweepSpec:
             except ValueError:
                 choices = ", ".join(e.value for e in axis.choices)
                 raise SpecError(f"--{name}: {getattr(self, name)} has a value not in {choices}") from None
-        try:
-            object.__setattr__(self, "trial_process", TrialProcess(self.trial_process))
-        except ValueError:
-            choices = ", ".join(e.value for e in TrialProcess)
-            raise SpecError(f"--trial-process: {self.trial_process!r} is not one of {choices}") from None
-        try:
-            object.__setattr__(self, "start_method", StartMethod(self.start_method))
-        except ValueError:
-            choices = ", ".join(e.value for e in StartMethod)
-            raise SpecError(f"--start-method: {self.start_method!r} is not one of {choices}") from None
+        # library callers may pass plain strings; the CLI passes enums already
+        for name, choice in (("trial_process", TrialProcess), ("start_method", StartMethod),
+                             ("preset", Preset), ("placement", Placement)):  # fmt: skip
+            value = getattr(self, name)
+            if value is None and name == "preset":
+                continue  # no --preset: the options are the user's own
+            try:
+                object.__setattr__(self, name, choice(value))
+            except ValueError:
+                choices = ", ".join(e.value for e in choice)
+                raise SpecError(f"--{name.replace('_', '-')}: {value!r} is not one of {choices}") from None
         if self.start_method is StartMethod.forkserver and self.trial_process is TrialProcess.inline:
             raise SpecError(
                 "--start-method forkserver: starts a child trial process; an inline trial has none "
                 "(drop --start-method or use --trial-process child)"
             )
-        if self.preset is not None:
-            try:
-                object.__setattr__(self, "preset", Preset(self.preset))
-            except ValueError:
-                choices = ", ".join(e.value for e in Preset)
-                raise SpecError(f"--preset: {self.preset!r} is not one of {choices}") from None
-        try:
-            object.__setattr__(self, "placement", Placement(self.placement))
-        except ValueError:
-            choices = ", ".join(e.value for e in Placement)
-            raise SpecError(f"--placement: {self.placement!r} is not one of {choices}") from None
         self._check_models()
         if not _NAME_RE.match(self.name):
             raise SpecError(
