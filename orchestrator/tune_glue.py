@@ -284,7 +284,7 @@ class ResultsWriter(Callback):
             **{a.trial_field: _plain(getattr(cfg, a.trial_field)) for a in AXES},  # the cell's axes
             "dataset": cfg.dataset,
             "repeat": cfg.repeat,
-            "seed": cfg.seed + cfg.repeat,
+            "seed": cfg.run_seed,
             "cpus_allotted": cfg.cpus,
             **{k: info.get(k) for k in ("params", "device_name", "host", "torch_threads", "data_workers")},
             "hw_class": cfg.hw_class

@@ -152,6 +152,11 @@ class TrialConfig:
         return max(1, self.cpus - self.data_workers)
 
     @property
+    def run_seed(self) -> int:
+        """The seed of this repeat's weights and data order: seed + repeat (SEED's comment)."""
+        return self.seed + self.repeat
+
+    @property
     def drop_last(self) -> bool:
         """Whether training epochs leave out a last partial batch: compiled steps run one static shape
         (CUDA graphs need it; a second shape would compile again), so they train on full batches only."""

@@ -246,7 +246,7 @@ class LoaderSource:
         # Two generators: the sampler's is the data order, drawn once per epoch, so its state after an
         # epoch is all a checkpoint needs to repeat the next one; the loader's seeds the worker
         # processes once, when they start (persistent workers), and would otherwise shift the order.
-        self.order = torch.Generator().manual_seed(cfg.seed + cfg.repeat)
+        self.order = torch.Generator().manual_seed(cfg.run_seed)
         self.loader = DataLoader(
             dataset,
             batch_size=batch,
@@ -255,7 +255,7 @@ class LoaderSource:
             pin_memory=device.type == "cuda",
             persistent_workers=cfg.data_workers > 0,  # worker start-up belongs to warm-up only
             drop_last=train and cfg.drop_last,
-            generator=torch.Generator().manual_seed(cfg.seed + cfg.repeat + 1),
+            generator=torch.Generator().manual_seed(cfg.run_seed + 1),
         )
 
     def __len__(self) -> int:
@@ -282,7 +282,7 @@ class ResidentSource:
         self.drop_last = train and cfg.drop_last
         self.mean = torch.tensor(MEAN, device=device).view(1, 3, 1, 1)
         self.std = torch.tensor(STD, device=device).view(1, 3, 1, 1)
-        self.gen = torch.Generator(device=device).manual_seed(cfg.seed + cfg.repeat)
+        self.gen = torch.Generator(device=device).manual_seed(cfg.run_seed)
 
     def __len__(self) -> int:
         if self.drop_last:

@@ -154,7 +154,7 @@ def _fork(cfg: TrialConfig, env: dict, write_fd: int):
             cwd=_ROOT,
             cpus=sorted(os.sched_getaffinity(0)),
             niceness=os.getpriority(os.PRIO_PROCESS, 0),  # this thread's: what a Popen child inherits
-            seed=cfg.seed + cfg.repeat,
+            seed=cfg.run_seed,
             fds=(stdin_read, write_fd, 1, 2),
         )
     except BaseException:

@@ -92,7 +92,7 @@ def run_trial(
     phase = on_phase or (lambda text: None)
     device, info = prepare_device(cfg)
     check_compilable(cfg, device)  # a missing compiler fails the trial now, not after loading its data
-    torch.manual_seed(cfg.seed + cfg.repeat)
+    torch.manual_seed(cfg.run_seed)
     phase(_phase_of_data(cfg))
     arrays = load_arrays(cfg, info)  # notes info's data_cache (hit, miss, off) and data_s_load
     phase(f"building {cfg.model}")
