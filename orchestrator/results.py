@@ -4,7 +4,8 @@
     results/<sweep>/trials/<trial-key>.parquet   one row per trial attempt (status ok / error)
     results/<sweep>/spec.json                    the sweep as it was asked for, plus provenance
 
-        ds.dataset("results/s1/epochs").to_table()      # plain pyarrow reads it
+    import pyarrow.dataset as ds
+    ds.dataset("results/s1/epochs").to_table()      # plain pyarrow reads it
     from orchestrator.results import read_results
     epochs, trials = read_results(Path("results/s1"))  # validated: names the bad file if any
 
@@ -284,6 +285,9 @@ def _conform(table: pa.Table, schema: pa.Schema, source: str) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=schema)
 
 
+_CHUNK = 256  # files per join: 100,800 epoch rows in 4,800 files peak at ~230 MB, not ~490 MB, read at once
+
+
 def read_kind(
     results_dir: Path | Iterable[Path], kind: str, columns: Iterable[str] | None = None
 ) -> pd.DataFrame:
@@ -313,9 +317,6 @@ def read_kind(
             tables = list(pool.map(lambda f: _read_checked(f, kind, names), files[i : i + _CHUNK]))
             parts.append(_conform(_join(tables, source), schema, source))
     return pa.concat_tables(parts).to_pandas()
-
-
-_CHUNK = 256  # files per join: 100,800 epoch rows in 4,800 files peak at ~230 MB, not ~490 MB, read at once
 
 
 def _join(tables: list[pa.Table], source: str) -> pa.Table:
