@@ -60,7 +60,5 @@ def _compile_seconds(trials: pd.DataFrame) -> dict[tuple, float]:
     """Median compile_s of the compiled trials that finished, per KEY."""
     if trials.empty or "compile_s" not in trials:
         return {}
-    done = trials[(trials["status"] == "ok") & trials["compile_s"].notna()].copy()
-    for col, default in results.CELL_DEFAULTS.items():
-        done[col] = done[col].fillna(default) if col in done else default
+    done = results.with_cell_defaults(trials[(trials["status"] == "ok") & trials["compile_s"].notna()])
     return {tuple(k): float(v) for k, v in done.groupby(KEY, dropna=False)["compile_s"].median().items()}

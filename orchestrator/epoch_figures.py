@@ -34,7 +34,7 @@ from orchestrator.figures import (  # noqa: E402
     save,
 )
 from orchestrator.formats import fmt_seconds  # noqa: E402
-from orchestrator.results import CELL_DEFAULTS, with_cell_defaults
+from orchestrator.results import with_cell_defaults
 from orchestrator.stats import CELL, CLASS_CELL, INPUT_BOUND_SHARE, steady_epochs  # noqa: E402
 
 BREAKDOWN_FIGSIZE = (8, 6.5)  # two panels: training epoch split + test pass
@@ -165,9 +165,6 @@ def accuracy_per_epoch(epochs: pd.DataFrame, path: Path) -> Path:
     device colours; each point is the median over repeats of that cell's test_acc at that epoch. With
     several (batch, pipeline, precision) configs, each config gets its own line style."""
     acc = with_cell_defaults(epochs.assign(test_acc=_numeric(epochs, "test_acc")))
-    # a file that predates a cell-key column reads it as null (read_kind gives every schema column), and
-    # the per-model group-by below drops null keys: pre-compile results drew empty panels
-    acc = acc.fillna(CELL_DEFAULTS)
     acc = acc[np.isfinite(acc["test_acc"].to_numpy(dtype=float))]
     if acc.empty:
         fig, ax = plt.subplots(figsize=FIGSIZE)

@@ -527,7 +527,14 @@ def _checkpoints(results_dir: Path, trials: pd.DataFrame) -> dict[str, tuple[str
 
 
 def with_cell_defaults(frame: pd.DataFrame) -> pd.DataFrame:
-    """`frame` with every cell-key column that has a default (CELL_DEFAULTS) present: results and tables
-    built before a column existed (hw_class, compile) read as its default, never as a missing key."""
-    missing = {col: default for col, default in CELL_DEFAULTS.items() if col not in frame}
-    return frame.assign(**missing) if missing else frame
+    """`frame` with every cell-key column that has a default (CELL_DEFAULTS) present and non-null: results
+    and tables built before a column existed (hw_class, compile) read as its default, never as a missing
+    key. Null counts too: read_kind gives an older file's absent column as nulls, and group-bys drop
+    null keys."""
+    fills = {}
+    for col, default in CELL_DEFAULTS.items():
+        if col not in frame:
+            fills[col] = default
+        elif frame[col].isna().any():
+            fills[col] = frame[col].fillna(default)
+    return frame.assign(**fills) if fills else frame

@@ -110,9 +110,9 @@ def ok_epochs(epochs: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFrame:
 def with_hw_class(epochs: pd.DataFrame) -> pd.DataFrame:
     """A copy of `epochs` whose cell-key columns with a default (results.CELL_DEFAULTS, e.g. hw_class "")
     hold it where null or where the column is absent (results written before the column existed)."""
-    out = epochs.copy()
+    out = results.with_cell_defaults(epochs).copy()
     for col, default in results.CELL_DEFAULTS.items():
-        out[col] = out[col].fillna(default).astype(type(default)) if col in out else default
+        out[col] = out[col].astype(type(default))
     return out
 
 
