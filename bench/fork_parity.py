@@ -2,9 +2,11 @@
 
     python bench/fork_parity.py --rounds 6 --out reports/trial-start
 
-Each round runs the same CPU cell twice through trainables.isolated.run_isolated, first with
-start_method=fresh (A), then forkserver (B, one fork server for the whole run), so A and B alternate
-in time and a drift of the host's speed lands on both sides alike. A side's number is the median
+Each round runs the same cell (--device cpu or gpu) twice through trainables.isolated.run_isolated,
+with start_method=fresh (A) and forkserver (B, one fork server for the whole run), A first in even
+rounds and B first in odd ones (ABBA...), so a drift of the host's speed, or the second run of a
+round finding the GPU's clocks up or the page cache warm, lands on both sides alike (the pairs of
+2026-12-05 ran A first always: on the GPU, B won every round). A side's number is the median
 epoch_s of its non-warm-up epochs; per round, ratio = B / A (> 1: forked slower). Writes
 OUT/parity.json and prints its summary.
 """
@@ -35,25 +37,32 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--model", default="simple_cnn")
+    parser.add_argument("--device", default="cpu", choices=("cpu", "gpu"))
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--epochs", type=int, default=4, help="epoch 1 is warm-up and left out")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     cfg = TrialConfig(
-        model=args.model, pipeline="resident", batch_size=args.batch_size, epochs=args.epochs,
+        model=args.model, device=args.device, pipeline="resident", batch_size=args.batch_size,
+        epochs=args.epochs,
         max_steps=args.steps, max_eval_steps=1, train_size=args.batch_size * args.steps, test_size=256,
         workers=0, cpus=os.cpu_count(),
     )  # fmt: skip
     rounds = []
     for k in range(args.rounds):
-        a, b = side(cfg, "fresh"), side(cfg, "forkserver")
-        rounds.append({"round": k, "fresh": a, "forkserver": b, "ratio": b["epoch_s"] / a["epoch_s"]})
+        if k % 2 == 0:
+            a, b = side(cfg, "fresh"), side(cfg, "forkserver")
+        else:
+            b, a = side(cfg, "forkserver"), side(cfg, "fresh")
+        first = "fresh" if k % 2 == 0 else "forkserver"
+        ratio = b["epoch_s"] / a["epoch_s"]
+        rounds.append({"round": k, "first": first, "fresh": a, "forkserver": b, "ratio": ratio})
         print(f"round {k}: fresh {a['epoch_s']:.4f} s, forkserver {b['epoch_s']:.4f} s, "
               f"ratio {rounds[-1]['ratio']:.3f}", flush=True)  # fmt: skip
     ratios = [r["ratio"] for r in rounds]
     summary = {
-        "cell": f"{args.model}/cpu/bs{args.batch_size}/resident/fp32",
+        "cell": f"{args.model}/{args.device}/bs{args.batch_size}/resident/fp32",
         "steps_x_epochs": f"{args.steps} x {args.epochs}",
         "cpus": os.cpu_count(),
         "median_fresh_epoch_s": statistics.median(r["fresh"]["epoch_s"] for r in rounds),

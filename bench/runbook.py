@@ -7,6 +7,7 @@ A runbook maps call names to step lists. Each step is one of
     sweep:    {name: NAME, args: "--devices gpu ...", guard_s: 300}   benchctl sweep --out results
     fidelity: {name: NAME, args: "--compile on ...", guard_s: 150}    bench/fidelity.py results/NAME
     plain:    {name: LABEL, args: "--model ...", guard_s: 60}         bench/plain_loop.py, JSON lines
+    script:   {name: NAME, args: "bench/x.py --out results/NAME"}     python ARGS; results/NAME is packed
 
 A step with `required: true` must exit 0, or the call stops there (a smoke test the rest depends on).
 Steps run in order, each under its own time guard and the call's (CALL_S, default 560 s, for the device tool's
@@ -38,6 +39,7 @@ KINDS = {
     ],
     "fidelity": lambda name, args: [sys.executable, "bench/fidelity.py", f"results/{name}", *args],
     "plain": lambda name, args: [sys.executable, "bench/plain_loop.py", *args],
+    "script": lambda name, args: [sys.executable, *args],
 }  # fmt: skip
 PROBES = (
     ["nvidia-smi", "--query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit", "--format=csv"],
@@ -83,7 +85,7 @@ def _run_steps(steps, budget: float, started: float, written: list[str], out: Pa
         if guard < float(body.get("min_s", 30)):
             say(f"== {kind} {body['name']}: skipped, {left:.0f} s left in the call")
             continue
-        if kind == "sweep" and body["name"] not in written:
+        if kind in ("sweep", "script") and body["name"] not in written:
             written.append(body["name"])
         cmd = KINDS[kind](body["name"], shlex.split(body.get("args", "")))
         say(f"== {kind} {body['name']} (guard {guard:.0f} s): {shlex.join(cmd)}")
