@@ -170,12 +170,13 @@ def to_table(rows: list[dict], kind: str) -> pa.Table:
     return table.replace_schema_metadata({_META_VERSION: SCHEMA_VERSION.encode(), _META_KIND: kind.encode()})
 
 
-def write_atomic(table: pa.Table, path: Path) -> Path:
-    """Write to a hidden temp name in the same directory, then rename: readers never see half a file."""
+def write_atomic(table: pa.Table, path: Path, **options) -> Path:
+    """Write to a hidden temp name in the same directory, then rename: readers never see half a file
+    (`options` go to pq.write_table)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        pq.write_table(table, tmp)
+        pq.write_table(table, tmp, **options)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
@@ -287,6 +288,102 @@ def _conform(table: pa.Table, schema: pa.Schema, source: str) -> pa.Table:
 
 _CHUNK = 256  # files per join: 100,800 epoch rows in 4,800 files peak at ~230 MB, not ~490 MB, read at once
 
+# A finished sweep's files of each kind gathered into one (`compact`): a cache, never the only copy.
+COMPACT_DIR = "compact"
+_META_SOURCES = b"benchctl.compact_sources"  # JSON [[file name, size, mtime_ns, rows], ...], in row order
+
+
+def compact_path(results_dir: Path, kind: str) -> Path:
+    return Path(results_dir) / COMPACT_DIR / f"{kind}.parquet"
+
+
+def _sources(results_dir: Path, kind: str) -> list[tuple[Path, int, int]]:
+    """The `kind` files of a sweep directory in the order read_kind reads them, each with (size, mtime_ns)."""
+    out = []
+    for path in sorted((results_dir / kind).glob("*.parquet")):
+        try:
+            st = path.stat()
+        except OSError:  # gone since the listing (or a dangling link): reading it names it
+            out.append((path, -1, -1))
+            continue
+        out.append((path, st.st_size, st.st_mtime_ns))
+    return out
+
+
+def _compacted(
+    results_dir: Path, kind: str
+) -> tuple[pq.ParquetFile, dict[str, tuple[int, int, int, int]]] | None:
+    """The sweep's compacted `kind` file and its manifest {file name: (size, mtime_ns, first row, rows)},
+    or None when there is none or it cannot be trusted whole (unreadable, not benchctl's, another schema
+    version, fewer columns than this benchctl's schema, a manifest that does not add up): it is then
+    ignored and every source file is read, which gives the same rows (`benchctl compact` rebuilds it)."""
+    path = compact_path(results_dir, kind)
+    if not path.is_file():
+        return None
+    try:
+        parquet = pq.ParquetFile(path, page_checksum_verification=True)  # compact writes them
+        meta = parquet.schema_arrow.metadata or {}
+        if meta.get(_META_KIND) != kind.encode() or meta.get(_META_VERSION) != SCHEMA_VERSION.encode():
+            return None
+        if not set(_SCHEMAS[kind].names) <= set(parquet.schema_arrow.names):
+            return None
+        manifest, first = {}, 0
+        for name, size, mtime_ns, rows in json.loads(meta[_META_SOURCES]):
+            manifest[str(name)] = (int(size), int(mtime_ns), first, int(rows))
+            first += int(rows)
+        if first != parquet.metadata.num_rows:
+            return None
+        return parquet, manifest
+    except (pa.ArrowException, OSError, KeyError, ValueError, TypeError):
+        return None
+
+
+def _read_dir(
+    results_dir: Path, kind: str, schema: pa.Schema, names: frozenset[str] | None, pool: ThreadPoolExecutor
+) -> tuple[list[pa.Table], list[list]]:
+    """One sweep directory's `kind` rows as tables of `schema`, in file order, and its manifest rows.
+
+    A file its compacted copy (`compact`) holds unchanged (same name, size and mtime_ns) is taken from
+    that copy; every other file (added by a --resume, rewritten, or with no compacted copy at all) is
+    opened and checked on its own (_read_checked), so the rows are those of reading every file."""
+    sources = _sources(results_dir, kind)
+    compacted = _compacted(results_dir, kind) if sources else None
+    manifest = compacted[1] if compacted else {}
+    # per file, (first row, rows) in the compacted copy when it holds the file unchanged, else None
+    held = [
+        manifest[p.name][2:] if manifest.get(p.name, (None, None))[:2] == (size, mtime) else None
+        for p, size, mtime in sources
+    ]
+    whole = None
+    if any(held):
+        columns = None if names is None else [c for c in compacted[0].schema_arrow.names if c in names]
+        try:
+            whole = _conform(compacted[0].read(columns=columns, use_threads=False), schema, str(results_dir))
+        except (pa.ArrowException, OSError, ResultsError):  # damaged past its footer: read the sources
+            held = [None] * len(sources)
+    source, parts, rows_of = str(results_dir), [], []
+    i = 0
+    while i < len(sources):
+        j = i + 1
+        if held[i] is not None:  # a run of held files that are consecutive rows of the copy: one slice
+            first, end = held[i][0], sum(held[i])
+            while j < len(sources) and held[j] is not None and held[j][0] == end:
+                end += held[j][1]
+                j += 1
+            parts.append(whole.slice(first, end - first))
+            counts = [h[1] for h in held[i:j]]
+        else:  # read on their own, _CHUNK files per join
+            while j < len(sources) and held[j] is None and j - i < _CHUNK:
+                j += 1
+            tables = list(pool.map(lambda f: _read_checked(str(f[0]), kind, names), sources[i:j]))
+            parts.append(_conform(_join(tables, source), schema, source))
+            counts = [t.num_rows for t in tables]
+        rows_of += [
+            [p.name, size, mtime, n] for (p, size, mtime), n in zip(sources[i:j], counts, strict=True)
+        ]
+        i = j
+    return parts, rows_of
+
 
 def read_kind(
     results_dir: Path | Iterable[Path], kind: str, columns: Iterable[str] | None = None
@@ -295,28 +392,49 @@ def read_kind(
     the schema, or only `columns` of it (a column an older file lacks reads as null; empty if there
     are no files).
 
-    Each file is opened once on a thread pool (pq.ParquetFile: the footer is parsed once, checked by
-    _check so a stray or damaged file is named rather than read as nulls, and only the wanted columns
-    are decoded); the tables are joined _CHUNK at a time and given the schema's types. At 9,600 files
-    (100,800 epoch rows) this took ~8 CPU s, where threaded dataset scans of all columns plus a separate
-    footer pass took ~19 s: a scan pays a per-fragment setup that dwarfs a 21-row file."""
+    Files a sweep's compacted copy holds unchanged are read from it (_read_dir; `compact`). Each other
+    file is opened once on a thread pool (pq.ParquetFile: the footer is parsed once, checked by _check so
+    a stray or damaged file is named rather than read as nulls, and only the wanted columns are decoded);
+    the tables are joined _CHUNK at a time and given the schema's types. At 9,600 files (100,800 epoch
+    rows) this took ~8 CPU s, where threaded dataset scans of all columns plus a separate footer pass took
+    ~19 s: a scan pays a per-fragment setup that dwarfs a 21-row file; the compacted copy takes ~0.1 s."""
     one = isinstance(results_dir, str | os.PathLike)
     dirs = [Path(results_dir)] if one else [Path(d) for d in results_dir]
-    files = [str(f) for d in dirs for f in sorted((d / kind).glob("*.parquet"))]
     schema = _SCHEMAS[kind]
     if columns is not None:
         wanted = frozenset(columns)
         schema = pa.schema([f for f in schema if f.name in wanted])
-    if not files:
-        return schema.empty_table().to_pandas()
     names = None if columns is None else frozenset(schema.names)
-    source = ", ".join(map(str, dirs))
     parts = []
-    with ThreadPoolExecutor(max_workers=min(4, len(files))) as pool:  # decoding releases the GIL
-        for i in range(0, len(files), _CHUNK):  # joined per chunk: thousands of tiny tables held ~400 MB
-            tables = list(pool.map(lambda f: _read_checked(f, kind, names), files[i : i + _CHUNK]))
-            parts.append(_conform(_join(tables, source), schema, source))
+    with ThreadPoolExecutor(max_workers=4) as pool:  # decoding releases the GIL
+        for d in dirs:
+            parts += _read_dir(d, kind, schema, names, pool)[0]
+    if not parts:
+        return schema.empty_table().to_pandas()
     return pa.concat_tables(parts).to_pandas()
+
+
+def compact(results_dir: Path) -> dict[str, int]:
+    """Gather a sweep directory's files of each kind into compact/<kind>.parquet, with a manifest of the
+    files it holds (name, size, mtime_ns, rows) in its metadata; {kind: files held}. The source files
+    stay: the compacted file is a cache read_kind uses for the files that still match its manifest, so
+    every reader gives the rows of reading every file. Written to a temp name and renamed (write_atomic):
+    a crash leaves the previous copy or none, never half a file. An earlier compacted copy's rows are
+    reused for the files it still matches, so compacting after a --resume reads only the new files.
+    Raises ResultsError naming a source file that cannot be read (nothing is written then)."""
+    results_dir = Path(results_dir)
+    with ThreadPoolExecutor(max_workers=4) as pool:  # every file read before anything is written
+        read = {kind: _read_dir(results_dir, kind, schema, None, pool) for kind, schema in _SCHEMAS.items()}
+    for kind, (parts, rows_of) in read.items():
+        path = compact_path(results_dir, kind)
+        if not parts:
+            path.unlink(missing_ok=True)
+            continue
+        table = pa.concat_tables(parts).combine_chunks()
+        meta = {_META_VERSION: SCHEMA_VERSION.encode(), _META_KIND: kind.encode(),
+                _META_SOURCES: json.dumps(rows_of, separators=(",", ":")).encode()}  # fmt: skip
+        write_atomic(table.replace_schema_metadata(meta), path, write_page_checksum=True)
+    return {kind: len(rows_of) for kind, (_, rows_of) in read.items()}
 
 
 def _join(tables: list[pa.Table], source: str) -> pa.Table:
@@ -332,7 +450,7 @@ def _join(tables: list[pa.Table], source: str) -> pa.Table:
         raise ResultsError(f"{source}: {exc}") from None
 
 
-def _check_dir(results_dir: Path) -> None:
+def check_results_dir(results_dir: Path) -> None:
     """ResultsError unless `results_dir` is a folder holding some benchctl Parquet file."""
     if results_dir.exists() and not results_dir.is_dir():
         raise ResultsError(f"{results_dir} is a file, not a results directory; pass the folder a sweep wrote")
@@ -361,7 +479,7 @@ def read_many(
     directory given twice are kept once."""
     dirs = list(dict.fromkeys(Path(d) for d in results_dirs))
     for d in dirs:
-        _check_dir(d)
+        check_results_dir(d)
     return read_kind(dirs, "epochs", epoch_columns), read_kind(dirs, "trials", trial_columns)
 
 
