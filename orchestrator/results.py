@@ -3,6 +3,8 @@
     results/<sweep>/epochs/<trial-key>.parquet   one row per trial epoch (attempts that completed)
     results/<sweep>/trials/<trial-key>.parquet   one row per trial attempt (status ok / error)
     results/<sweep>/spec.json                    the sweep as it was asked for, plus provenance
+    results/<sweep>/compact/<kind>.parquet       a finished sweep's files of each kind in one (`compact`):
+                                                 a cache with a manifest, the files above stay
 
     import pyarrow.dataset as ds
     ds.dataset("results/s1/epochs").to_table()      # plain pyarrow reads it
@@ -10,6 +12,15 @@
     epochs, trials = read_results(Path("results/s1"))  # validated: names the bad file if any
 
 Every file carries `benchctl.schema_version` and `benchctl.kind` in its Parquet metadata.
+
+Compaction: `compact` (called when a sweep or resume ends, and by `benchctl compact`) writes each kind's
+rows, conformed to this benchctl's schema, with the manifest [[file name, size, mtime_ns, rows], ...] in
+the metadata (`benchctl.compact_sources`), atomically. read_kind takes a file's rows from it only while the
+file on disk has the same name, size and mtime_ns, and reads every other file on its own (checked as
+always), so the rows are those of reading every file: a later --resume's files are read, a rewritten file
+is read fresh, a deleted file's rows are dropped. A compacted file that cannot be trusted whole
+(unreadable, a page checksum wrong, another schema version, a manifest that does not add up) is ignored
+and the per-trial files are read: the sources are never deleted, so it is only ever a cache.
 """
 
 from __future__ import annotations
