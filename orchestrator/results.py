@@ -14,18 +14,20 @@
 Every file carries `benchctl.schema_version` and `benchctl.kind` in its Parquet metadata.
 
 Compaction: `compact` (called when a sweep or resume ends, and by `benchctl compact`) writes each kind's
-rows, conformed to this benchctl's schema, with the manifest [[file name, size, mtime_ns, rows], ...] in
-the metadata (`benchctl.compact_sources`), atomically. read_kind takes a file's rows from it only while the
-file on disk has the same name, size and mtime_ns, and reads every other file on its own (checked as
-always), so the rows are those of reading every file: a later --resume's files are read, a rewritten file
-is read fresh, a deleted file's rows are dropped. A compacted file that cannot be trusted whole
-(unreadable, a page checksum wrong, another schema version, a manifest that does not add up) is ignored
-and the per-trial files are read: the sources are never deleted, so it is only ever a cache.
+rows, conformed to this benchctl's schema, with the manifest [[file name, size, mtime_ns, rows, blake2b],
+...] in the metadata (`benchctl.compact_sources`), atomically. read_kind takes a file's rows from it only
+while the file on disk has the same name, size and mtime_ns (or, its mtime moved by a copy, the same
+bytes), and reads every other file on its own (checked as always), so the rows are those of reading every
+file: a later --resume's files are read, a rewritten file is read fresh, a deleted file's rows are
+dropped. A compacted file that cannot be trusted whole (unreadable, a page checksum wrong, another schema
+version, a manifest that does not add up) is ignored and the per-trial files are read: the sources are
+never deleted, so it is only ever a cache.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import itertools
 import json
 import os
@@ -301,7 +303,8 @@ _CHUNK = 256  # files per join: 100,800 epoch rows in 4,800 files peak at ~230 M
 
 # A finished sweep's files of each kind gathered into one (`compact`): a cache, never the only copy.
 COMPACT_DIR = "compact"
-_META_SOURCES = b"benchctl.compact_sources"  # JSON [[file name, size, mtime_ns, rows], ...], in row order
+# JSON [[file name, size, mtime_ns, rows, blake2b of its bytes], ...], in row order
+_META_SOURCES = b"benchctl.compact_sources"
 
 
 def compact_path(results_dir: Path, kind: str) -> Path:
@@ -323,8 +326,9 @@ def _sources(results_dir: Path, kind: str) -> list[tuple[Path, int, int]]:
 
 def _compacted(
     results_dir: Path, kind: str
-) -> tuple[pq.ParquetFile, dict[str, tuple[int, int, int, int]]] | None:
-    """The sweep's compacted `kind` file and its manifest {file name: (size, mtime_ns, first row, rows)},
+) -> tuple[pq.ParquetFile, dict[str, tuple[int, int, int, int, str]]] | None:
+    """The sweep's compacted `kind` file and its manifest {file name: (size, mtime_ns, first row, rows,
+    digest)},
     or None when there is none or it cannot be trusted whole (unreadable, not benchctl's, another schema
     version, fewer columns than this benchctl's schema, a manifest that does not add up): it is then
     ignored and every source file is read, which gives the same rows (`benchctl compact` rebuilds it)."""
@@ -339,8 +343,8 @@ def _compacted(
         if not set(_SCHEMAS[kind].names) <= set(parquet.schema_arrow.names):
             return None
         manifest, first = {}, 0
-        for name, size, mtime_ns, rows in json.loads(meta[_META_SOURCES]):
-            manifest[str(name)] = (int(size), int(mtime_ns), first, int(rows))
+        for name, size, mtime_ns, rows, digest in json.loads(meta[_META_SOURCES]):
+            manifest[str(name)] = (int(size), int(mtime_ns), first, int(rows), str(digest))
             first += int(rows)
         if first != parquet.metadata.num_rows:
             return None
@@ -349,21 +353,41 @@ def _compacted(
         return None
 
 
-def _read_dir(
-    results_dir: Path, kind: str, schema: pa.Schema, names: frozenset[str] | None, pool: ThreadPoolExecutor
-) -> tuple[list[pa.Table], list[list]]:
-    """One sweep directory's `kind` rows as tables of `schema`, in file order, and its manifest rows.
+def _digest(path: Path) -> str:
+    """A file's bytes, hashed: whether a file whose mtime moved (a copy: git, tar) is still the same."""
+    try:
+        return hashlib.blake2b(path.read_bytes(), digest_size=16).hexdigest()
+    except OSError:
+        return ""
 
-    A file its compacted copy (`compact`) holds unchanged (same name, size and mtime_ns) is taken from
-    that copy; every other file (added by a --resume, rewritten, or with no compacted copy at all) is
-    opened and checked on its own (_read_checked), so the rows are those of reading every file."""
+
+def _read_dir(
+    results_dir: Path,
+    kind: str,
+    schema: pa.Schema,
+    names: frozenset[str] | None,
+    pool: ThreadPoolExecutor,
+    digests: bool = False,
+) -> tuple[list[pa.Table], list[list]]:
+    """One sweep directory's `kind` rows as tables of `schema`, in file order, and its manifest rows
+    (with each file's digest when `digests`, for compact; else "" for the files read on their own).
+
+    A file its compacted copy (`compact`) holds unchanged is taken from that copy: same name, size and
+    mtime_ns, or, where only the mtime differs (the directory was copied by git, tar, scp), the same
+    bytes (blake2b). Every other file (added by a --resume, rewritten, or with no compacted copy at all)
+    is opened and checked on its own (_read_checked), so the rows are those of reading every file."""
     sources = _sources(results_dir, kind)
     compacted = _compacted(results_dir, kind) if sources else None
     manifest = compacted[1] if compacted else {}
+    same_size = [manifest.get(p.name, (None,))[0] == size for p, size, _ in sources]
+    moved = [k for k, (p, _, mtime) in enumerate(sources) if same_size[k] and manifest[p.name][1] != mtime]
+    rehashed = dict(zip(moved, pool.map(lambda k: _digest(sources[k][0]), moved), strict=True))
     # per file, (first row, rows) in the compacted copy when it holds the file unchanged, else None
     held = [
-        manifest[p.name][2:] if manifest.get(p.name, (None, None))[:2] == (size, mtime) else None
-        for p, size, mtime in sources
+        manifest[p.name][2:4]
+        if same_size[k] and (manifest[p.name][1] == mtime or rehashed.get(k) == manifest[p.name][4])
+        else None
+        for k, (p, _, mtime) in enumerate(sources)
     ]
     whole = None
     if any(held):
@@ -383,14 +407,17 @@ def _read_dir(
                 j += 1
             parts.append(whole.slice(first, end - first))
             counts = [h[1] for h in held[i:j]]
+            hashes = [manifest[p.name][4] for p, _, _ in sources[i:j]]
         else:  # read on their own, _CHUNK files per join
             while j < len(sources) and held[j] is None and j - i < _CHUNK:
                 j += 1
             tables = list(pool.map(lambda f: _read_checked(str(f[0]), kind, names), sources[i:j]))
             parts.append(_conform(_join(tables, source), schema, source))
             counts = [t.num_rows for t in tables]
+            hashes = list(pool.map(_digest, [p for p, _, _ in sources[i:j]])) if digests else [""] * (j - i)
         rows_of += [
-            [p.name, size, mtime, n] for (p, size, mtime), n in zip(sources[i:j], counts, strict=True)
+            [p.name, size, mtime, n, h]
+            for (p, size, mtime), n, h in zip(sources[i:j], counts, hashes, strict=True)
         ]
         i = j
     return parts, rows_of
@@ -427,15 +454,18 @@ def read_kind(
 
 def compact(results_dir: Path) -> dict[str, int]:
     """Gather a sweep directory's files of each kind into compact/<kind>.parquet, with a manifest of the
-    files it holds (name, size, mtime_ns, rows) in its metadata; {kind: files held}. The source files
-    stay: the compacted file is a cache read_kind uses for the files that still match its manifest, so
-    every reader gives the rows of reading every file. Written to a temp name and renamed (write_atomic):
-    a crash leaves the previous copy or none, never half a file. An earlier compacted copy's rows are
-    reused for the files it still matches, so compacting after a --resume reads only the new files.
-    Raises ResultsError naming a source file that cannot be read (nothing is written then)."""
+    files it holds (name, size, mtime_ns, rows, blake2b of the bytes) in its metadata; {kind: files held}.
+    The source files stay: the compacted file is a cache read_kind uses for the files that still match its
+    manifest, so every reader gives the rows of reading every file. Written to a temp name and renamed
+    (write_atomic): a crash leaves the previous copy or none, never half a file. An earlier compacted
+    copy's rows are reused for the files it still matches, so compacting after a --resume reads only the
+    new files. Raises ResultsError naming a source file that cannot be read (nothing is written then)."""
     results_dir = Path(results_dir)
     with ThreadPoolExecutor(max_workers=4) as pool:  # every file read before anything is written
-        read = {kind: _read_dir(results_dir, kind, schema, None, pool) for kind, schema in _SCHEMAS.items()}
+        read = {
+            kind: _read_dir(results_dir, kind, schema, None, pool, digests=True)
+            for kind, schema in _SCHEMAS.items()
+        }
     for kind, (parts, rows_of) in read.items():
         path = compact_path(results_dir, kind)
         if not parts:

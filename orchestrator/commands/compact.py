@@ -5,8 +5,9 @@ benchctl compact results/s1          # writes results/s1/compact/epochs.parquet 
 `benchctl sweep` does this itself when a sweep (or a --resume) ends; this command is for sweeps written
 before it did, or to rebuild a compacted file. The per-trial files stay where they are: the compacted
 files are a cache that every reader (report, compare, ls, --resume) uses for the files that still match
-its manifest (name, size, mtime_ns), reading any other file on its own, so results are unchanged
-(orchestrator/results.py, `compact`). Deleting results/NAME/compact/ is always safe.
+its manifest (name, size, mtime_ns; the bytes' hash where a copy moved the mtime), reading any other file
+on its own, so results are unchanged (orchestrator/results.py, `compact`). Deleting results/NAME/compact/
+is always safe.
 """
 
 from __future__ import annotations
