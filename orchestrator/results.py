@@ -267,10 +267,13 @@ def _check(path: Path, kind: str, schema: pa.Schema) -> None:
         )
 
 
-def _read_checked(path: str, kind: str, columns: frozenset[str] | None) -> pa.Table:
-    """One file, its footer parsed once: checked (_check), then the wanted columns it holds read."""
+def _read_checked(
+    path: str, kind: str, columns: frozenset[str] | None, data: bytes | None = None
+) -> pa.Table:
+    """One file, its footer parsed once: checked (_check), then the wanted columns it holds read (from
+    `data`, the file's bytes, when given)."""
     try:
-        parquet = pq.ParquetFile(path)
+        parquet = pq.ParquetFile(path if data is None else pa.BufferReader(data))
         _check(Path(path), kind, parquet.schema_arrow)
         names = parquet.schema_arrow.names
         return parquet.read(columns=None if columns is None else [c for c in names if c in columns],
@@ -328,10 +331,10 @@ def _compacted(
     results_dir: Path, kind: str
 ) -> tuple[pq.ParquetFile, dict[str, tuple[int, int, int, int, str]]] | None:
     """The sweep's compacted `kind` file and its manifest {file name: (size, mtime_ns, first row, rows,
-    digest)},
-    or None when there is none or it cannot be trusted whole (unreadable, not benchctl's, another schema
-    version, fewer columns than this benchctl's schema, a manifest that does not add up): it is then
-    ignored and every source file is read, which gives the same rows (`benchctl compact` rebuilds it)."""
+    digest)}, or None when there is none or it cannot be trusted whole (unreadable, not benchctl's,
+    another schema version, fewer columns than this benchctl's schema, a manifest that does not add up):
+    it is then ignored and every source file is read, which gives the same rows (`benchctl compact`
+    rebuilds it)."""
     path = compact_path(results_dir, kind)
     if not path.is_file():
         return None
@@ -353,12 +356,26 @@ def _compacted(
         return None
 
 
-def _digest(path: Path) -> str:
+def _digest(data: bytes) -> str:
     """A file's bytes, hashed: whether a file whose mtime moved (a copy: git, tar) is still the same."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _file_digest(path: Path) -> str:
     try:
-        return hashlib.blake2b(path.read_bytes(), digest_size=16).hexdigest()
+        return _digest(path.read_bytes())
     except OSError:
         return ""
+
+
+def _read_hashed(path: Path, kind: str) -> tuple[pa.Table, str]:
+    """For compact: a file read once into memory, parsed and hashed from those bytes, so the manifest's
+    digest is that of the rows it holds even when the file is rewritten meanwhile."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ResultsError(f"{path}: not a readable Parquet file ({exc}); delete or move it") from None
+    return _read_checked(str(path), kind, None, data), _digest(data)
 
 
 def _read_dir(
@@ -381,7 +398,7 @@ def _read_dir(
     manifest = compacted[1] if compacted else {}
     same_size = [manifest.get(p.name, (None,))[0] == size for p, size, _ in sources]
     moved = [k for k, (p, _, mtime) in enumerate(sources) if same_size[k] and manifest[p.name][1] != mtime]
-    rehashed = dict(zip(moved, pool.map(lambda k: _digest(sources[k][0]), moved), strict=True))
+    rehashed = dict(zip(moved, pool.map(lambda k: _file_digest(sources[k][0]), moved), strict=True))
     # per file, (first row, rows) in the compacted copy when it holds the file unchanged, else None
     held = [
         manifest[p.name][2:4]
@@ -411,10 +428,14 @@ def _read_dir(
         else:  # read on their own, _CHUNK files per join
             while j < len(sources) and held[j] is None and j - i < _CHUNK:
                 j += 1
-            tables = list(pool.map(lambda f: _read_checked(str(f[0]), kind, names), sources[i:j]))
+            if digests:
+                read = list(pool.map(lambda f: _read_hashed(f[0], kind), sources[i:j]))
+                tables, hashes = [t for t, _ in read], [h for _, h in read]
+            else:
+                tables = list(pool.map(lambda f: _read_checked(str(f[0]), kind, names), sources[i:j]))
+                hashes = [""] * (j - i)
             parts.append(_conform(_join(tables, source), schema, source))
             counts = [t.num_rows for t in tables]
-            hashes = list(pool.map(_digest, [p for p, _, _ in sources[i:j]])) if digests else [""] * (j - i)
         rows_of += [
             [p.name, size, mtime, n, h]
             for (p, size, mtime), n, h in zip(sources[i:j], counts, hashes, strict=True)
