@@ -9,6 +9,10 @@ It writes result directories of the grid 3 models x 2 devices x 10 batch sizes x
 so every file carries the schema's columns and metadata), with seeded, plausible numbers and trial rows
 filled the way ResultsWriter fills them. Then it runs `python -m orchestrator report DIR --format md,html`
 in a fresh process per size and records its wall time and peak RSS (getrusage of a wrapper's only child).
+Each directory is then left the way a finished `benchctl sweep` leaves it: compacted by results.compact
+(what the sweep's end calls: compact/epochs.parquet and compact/trials.parquet beside the per-trial files),
+and the report is timed twice, `compacted` and `files` (compact/ moved aside for the run: every per-trial
+file read, as for a sweep written before compaction existed, or one with `--layout files` only).
 `--code DIR` times another checkout of benchctl (e.g. `git archive` of an older commit) on the same
 directories, for a before/after. Results are appended to reports/scale/results.json and summarised in
 reports/scale/README.md.
@@ -34,7 +38,7 @@ sys.path.insert(0, str(ROOT))  # runnable from a bare checkout
 
 import numpy as np  # noqa: E402
 
-from orchestrator.results import file_key, write_json_atomic, write_rows  # noqa: E402
+from orchestrator.results import COMPACT_DIR, compact, file_key, write_json_atomic, write_rows  # noqa: E402
 from trainables.config import TrialConfig  # noqa: E402
 
 MODELS = {"simple_cnn": (545_098, 1.0), "resnet18": (11_173_962, 4.0), "resnet50": (23_520_842, 11.0)}
@@ -136,10 +140,13 @@ def trial_files(results: Path, sweep: str, cell: tuple, repeat: int, rng: np.ran
 
 
 def generate(results: Path, repeats: int) -> int:
-    """A sweep directory of the grid with `repeats` repeats (kept when it already holds them all)."""
+    """A sweep directory of the grid with `repeats` repeats (kept when it already holds them all), compacted
+    as the end of a sweep compacts it (results.compact)."""
     cells = list(itertools.product(MODELS, DEVICES, BATCH_SIZES, PIPELINES, PRECISIONS))
     done = results / ".complete"
     if done.is_file():
+        if not (results / COMPACT_DIR).is_dir():
+            compact(results)
         return int(done.read_text())
     rng = np.random.default_rng(repeats)
     spec = dict(name=results.name, models=list(MODELS), devices=list(DEVICES), batch_sizes=list(BATCH_SIZES),
@@ -147,11 +154,24 @@ def generate(results: Path, repeats: int) -> int:
                 dataset="synthetic", per_class=False)  # fmt: skip
     write_json_atomic({"spec": spec}, results / "spec.json")
     n = sum(trial_files(results, results.name, c, r, rng) for c in cells for r in range(repeats))
+    compact(results)
     done.write_text(str(n))
     return n
 
 
-def time_report(code: Path, results: Path, out: Path) -> dict:
+def time_report(code: Path, results: Path, out: Path, layout: str) -> dict:
+    """One report of `results` in a fresh process; layout `files` moves compact/ aside meanwhile."""
+    if layout == "compacted":
+        return _time_report(code, results, out)
+    aside = results / f".{COMPACT_DIR}-aside"
+    (results / COMPACT_DIR).rename(aside)
+    try:
+        return _time_report(code, results, out)
+    finally:
+        aside.rename(results / COMPACT_DIR)
+
+
+def _time_report(code: Path, results: Path, out: Path) -> dict:
     env = {**os.environ, "PYTHONPATH": str(code)}
     cmd = [
         sys.executable,
@@ -182,16 +202,25 @@ def write_readme(records: list[dict]) -> None:
         "written with `results.write_rows`; each row is one `benchctl report DIR --format md,html` in a",
         "fresh process (wall time, and peak RSS from getrusage). `code` says which benchctl ran it.",
         "",
-        "| code | repeats | epoch rows | files | wall s | peak RSS MB | CPU s | when | host |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "`layout`: `compacted`, the directory as a finished sweep leaves it (compact/, results.compact), or",
+        "`files`, every per-trial file read (sweeps written before compaction; rows without it are these).",
+        "",
+        "| code | layout | repeats | epoch rows | files | wall s | peak RSS MB | CPU s | load | when | host"
+        " |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in records:
         lines.append(
-            f"| {r['label']} | {r['repeats']} | {r['rows']:,} | {r['files']:,} | {r['wall_s']:.1f} | "
-            f"{r['max_rss_mb']:.0f} | {r['cpu_s']:.1f} | {r['when']} | {r['host']} |"
+            f"| {r['label']} | {r.get('layout', 'files')} | {r['repeats']} | {r['rows']:,} | "
+            f"{r['files']:,} | {r['wall_s']:.1f} | {r['max_rss_mb']:.0f} | {r['cpu_s']:.1f} | "
+            f"{r.get('load', '')} | {r['when']} | {r['host']} |"
         )
-    lines += ["", "Raw numbers: [results.json](results.json).", ""]
-    (OUT / "README.md").write_text("\n".join(lines))
+    readme = OUT / "README.md"
+    old = readme.read_text().splitlines() if readme.is_file() else []
+    # what follows the table (from "Raw numbers:" on) is written by hand: kept
+    notes = next((old[i:] for i, line in enumerate(old) if line.startswith("Raw numbers:")), None)
+    lines += ["", *(notes or ["Raw numbers: [results.json](results.json).", ""])]
+    readme.write_text("\n".join(lines).rstrip("\n") + "\n")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -201,6 +230,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--code", type=Path, default=ROOT, help="the benchctl checkout to time (PYTHONPATH)")
     p.add_argument("--label", default="this commit", help="how the README names --code")
     p.add_argument("--no-readme", action="store_true", help="only append to results.json")
+    p.add_argument(
+        "--layout",
+        choices=("both", "compacted", "files"),
+        default="both",
+        help="time the compacted directory, the per-trial files (compact/ moved aside), or both",
+    )
     args = p.parse_args(argv)
     OUT.mkdir(parents=True, exist_ok=True)
     store = OUT / "results.json"
@@ -210,13 +245,16 @@ def main(argv: list[str] | None = None) -> None:
         t = time.perf_counter()
         rows = generate(results, repeats)
         print(f"r{repeats}: {rows} epoch rows ready ({time.perf_counter() - t:.0f} s)", flush=True)
-        measured = time_report(args.code.resolve(), results, args.work / f"report-r{repeats}")
-        files = sum(1 for _ in results.glob("*/*.parquet"))
-        record = dict(label=args.label, repeats=repeats, rows=rows, files=files, host=platform.node(),
-                      cpus=os.cpu_count(), when=time.strftime("%Y-%m-%d %H:%M"), **measured)  # fmt: skip
-        print(json.dumps(record), flush=True)
-        records.append(record)
-        store.write_text(json.dumps(records, indent=2) + "\n")
+        files = sum(1 for kind in ("epochs", "trials") for _ in (results / kind).glob("*.parquet"))
+        for layout in ("compacted", "files") if args.layout == "both" else (args.layout,):
+            load = " ".join(Path("/proc/loadavg").read_text().split()[:3])  # 1, 5, 15 min, before the run
+            measured = time_report(args.code.resolve(), results, args.work / f"report-r{repeats}", layout)
+            record = dict(label=args.label, layout=layout, repeats=repeats, rows=rows, files=files,
+                          host=platform.node(), cpus=os.cpu_count(), load=load,
+                          when=time.strftime("%Y-%m-%d %H:%M"), **measured)  # fmt: skip
+            print(json.dumps(record), flush=True)
+            records.append(record)
+            store.write_text(json.dumps(records, indent=2) + "\n")
     if not args.no_readme:
         write_readme(records)
 

@@ -149,9 +149,10 @@ def _register() -> None:
     app.command("report")(user_errors(report.report))
     app.command("compare")(user_errors(compare.compare))
     app.command("models")(user_errors(models.models))
-    from orchestrator.commands import ls
+    from orchestrator.commands import compact, ls
 
     app.command("ls")(user_errors(ls.ls))
+    app.command("compact")(user_errors(compact.compact))
     for command in cluster.app.registered_commands:  # wrap each before it is bound
         command.callback = user_errors(command.callback)
     app.add_typer(cluster.app, name="cluster")

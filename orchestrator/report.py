@@ -252,14 +252,16 @@ def build_report(
     fidelity = read_fidelity(results_dirs)  # a malformed file fails here, before anything is written
     summary = cell_summary(epochs)
     table = speedup_table(epochs, summary)
-    sweeps = sorted({str(s) for s in pd.concat([epochs["sweep"], trials.get("sweep", pd.Series())]).dropna()})
+    sweeps = sorted(
+        {str(s) for s in pd.concat([epochs["sweep"], trials.get("sweep", pd.Series())]).dropna().unique()}
+    )
     n_runs = epochs[["sweep", "trial", "attempt"]].drop_duplicates().shape[0]
     unfinished = [
         (Path(d), t)
         for d in results_dirs
         for t in unfinished_trials(Path(d), trials, map(Path, results_dirs))
     ]
-    datasets = ", ".join(sorted({str(d) for d in epochs["dataset"].dropna()})) or DASH
+    datasets = ", ".join(sorted({str(d) for d in epochs["dataset"].dropna().unique()})) or DASH
     markdown = "\n".join(
         [
             f"# GPU vs CPU training speedup: {', '.join(sweeps)}\n",

@@ -316,7 +316,7 @@ def notes_section(
 def _distinct(df: pd.DataFrame, col: str) -> str:
     if col not in df:
         return DASH
-    values = sorted({str(v) for v in df[col] if not is_missing(v) and str(v)})
+    values = sorted({str(v) for v in df[col].unique() if not is_missing(v) and str(v)})  # distinct first
     return ", ".join(f"`{v}`" for v in values) if values else DASH
 
 

@@ -134,7 +134,8 @@ def steady_epochs(epochs: pd.DataFrame) -> pd.DataFrame:
 
 def _names(values: Iterable) -> str:
     """Distinct non-empty values, sorted, comma-joined ("" if none)."""
-    return ", ".join(sorted({str(v) for v in values if v is not None and not pd.isna(v) and str(v)}))
+    distinct = values.unique() if isinstance(values, pd.Series) else values  # ~10^5 rows, a few names
+    return ", ".join(sorted({str(v) for v in distinct if v is not None and not pd.isna(v) and str(v)}))
 
 
 def _num(df: pd.DataFrame, col: str) -> pd.Series:

@@ -13,6 +13,9 @@ is refused and the directory removed again. Then Tune runs the grid and the driv
 stored one is refused with the differences named; trials with a successful attempt on disk are
 left out of the grid; every file on disk is kept (a cut attempt's epochs too), new attempts continue
 the numbering, and each cut trial continues from the latest epoch checkpoint its attempts left.
+
+When Tune returns (a sweep or resume ran to its end, failed trials or not), the directory's files are
+compacted (results.compact): one Parquet file per kind under compact/, the per-trial files kept.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from orchestrator.matrix import unplaceable as find_unplaceable
 from orchestrator.netns import private_network
 from orchestrator.provenance import driver_provenance
 from orchestrator.relayfs import start_store, storage_filesystem
-from orchestrator.results import ResultsError, progress, write_json_atomic
+from orchestrator.results import ResultsError, compact, progress, write_json_atomic
 from orchestrator.spec import Placement, SpecError, SweepSpec, resolve_devices, spec_differences
 from orchestrator.trial_plan import TrialPlan
 from trainables.config import TrialConfig
@@ -152,6 +155,16 @@ def _remove_session(path: Path) -> None:
     with contextlib.suppress(OSError):
         if latest.is_symlink() and Path(os.readlink(latest)).name == path.name:
             latest.unlink()
+
+
+def _compact(results_dir: Path, echo: Callable[[str], None]) -> None:
+    """Gather the finished sweep's files into results/NAME/compact/ (results.compact: a cache the
+    readers use, the per-trial files stay), so that its report reads two files, not thousands. A sweep
+    whose files cannot be compacted is not failed for it: it is only slower to read."""
+    try:
+        compact(results_dir)
+    except (ResultsError, OSError) as exc:
+        echo(f"benchctl: note: results not compacted ({exc}); `benchctl compact {results_dir}` retries")
 
 
 def run_sweep(
@@ -280,6 +293,7 @@ def run_sweep(
             _remove_session(session)
         if previous_sigterm is not None:
             signal.signal(signal.SIGTERM, previous_sigterm)
+    _compact(results_dir, echo)
     failed = sum(1 for r in grid if r.error is not None)
     if failed == len(plans):
         raise BenchctlError(

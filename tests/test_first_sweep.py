@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 
+import pyarrow.parquet as pq
 import pytest
 import torch
 from typer.testing import CliRunner
 
 from orchestrator.cli import app
-from orchestrator.results import read_results, write_json_atomic
+from orchestrator.results import compact_path, read_results, write_json_atomic
 from orchestrator.spec import SweepSpec
 
 runner = CliRunner()
@@ -37,6 +38,11 @@ def test_the_readme_first_sweep_runs_on_this_machine_and_says_which_devices(tmp_
     epochs, trials = read_results(tmp_path / "first")
     assert sorted(trials.device) == devices and (trials.status == "ok").all()
     assert len(epochs) == 2 * len(devices)
+    # the sweep's end compacted its files (results.compact), the per-trial files kept beside them
+    for kind in ("epochs", "trials"):
+        held = pq.ParquetFile(compact_path(tmp_path / "first", kind)).schema_arrow.metadata
+        files = sorted(p.name for p in (tmp_path / "first" / kind).glob("*.parquet"))
+        assert [f[0] for f in json.loads(held[b"benchctl.compact_sources"])] == files and files
 
     again = runner.invoke(app, [*README_SWEEP, *CAPS, "--out", str(tmp_path), "--name", "first", "--resume"])
     assert again.exit_code == 0, again.output

@@ -13,6 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pandas.testing as pdt
 import pytest
 from procutil import pids_with_env, sigkill_after_first_trial, sigkill_when
 from typer.testing import CliRunner
@@ -64,6 +65,7 @@ def test_sigkill_of_the_driver_then_resume_completes_the_set_once(tmp_path, ray_
         cmd, env={**os.environ, "RAY_TMPDIR": ray_tmp}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     sigkill_after_first_trial(proc, out / "k")
+    assert not (out / "k" / "compact").exists()  # a killed sweep never reached its end
     _, before = read_results(out / "k")
     assert 1 <= len(before) < 3
 
@@ -79,6 +81,11 @@ def test_sigkill_of_the_driver_then_resume_completes_the_set_once(tmp_path, ray_
     assert set(trials.status) <= {"ok", "partial"}  # the cut attempt stays on record as partial
     final = ok_epochs(epochs, trials)
     assert len(final) == 3 * 2 and not final.duplicated(["trial", "epoch"]).any()
+    assert (out / "k" / "compact" / "trials.parquet").is_file()  # the resume's end compacted them all
+    shutil.rmtree(out / "k" / "compact")
+    loose_epochs, loose_trials = read_results(out / "k")
+    pdt.assert_frame_equal(loose_epochs, epochs)
+    pdt.assert_frame_equal(loose_trials, trials)
 
     again = runner.invoke(app, [*SWEEP, "--out", str(out), "--name", "k", "--resume"])
     assert again.exit_code == 0 and "3 trials complete, 0 to run" in again.output

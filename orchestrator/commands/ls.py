@@ -4,7 +4,8 @@ benchctl ls                 # the sweeps in results/
 benchctl ls /data/runs      # name, date, trials done/planned, devices, models
 
 A sweep folder is one holding spec.json. Only spec.json and the trials files' `trial` and `status`
-columns are read, so listing a folder of large sweeps stays quick.
+columns are read (from compact/trials.parquet where the sweep was compacted), so listing a folder of
+large sweeps stays quick.
 """
 
 from __future__ import annotations
@@ -28,17 +29,16 @@ def _date(folder: Path, doc: dict) -> str:
 
 
 def _done(folder: Path) -> int | None:
-    """Trial ids with a successful attempt in the trials files (None: a file cannot be read)."""
-    import pyarrow.parquet as pq
+    """Trial ids with a successful attempt in the trials files (None: a file cannot be read). Read as every
+    reader reads them (results.read_kind: a compacted sweep's compact/trials.parquet for the files it
+    holds unchanged), so a finished sweep of thousands of trials lists in a fraction of a second."""
+    from orchestrator.results import ResultsError, read_kind
 
-    ok: set[str] = set()
-    for path in sorted((folder / "trials").glob("*.parquet")):
-        try:
-            table = pq.read_table(path, columns=["trial", "status"]).to_pydict()
-        except Exception:  # noqa: BLE001 - pyarrow raises several kinds; `report` names the bad file
-            return None
-        ok.update(t for t, s in zip(table["trial"], table["status"], strict=True) if s == "ok")
-    return len(ok)
+    try:
+        trials = read_kind(folder, "trials", ["trial", "status"])
+    except ResultsError:  # `report` names the bad file
+        return None
+    return len(set(trials.trial[trials.status == "ok"]))
 
 
 def _row(folder: Path) -> list[str]:

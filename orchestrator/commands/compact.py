@@ -1,0 +1,39 @@
+"""`benchctl compact DIR...`: gather a finished sweep's files into one Parquet file per kind.
+
+benchctl compact results/s1          # writes results/s1/compact/epochs.parquet and trials.parquet
+
+`benchctl sweep` does this itself when a sweep (or a --resume) ends; this command is for sweeps written
+before it did, or to rebuild a compacted file. The per-trial files stay where they are: the compacted
+files are a cache that every reader (report, compare, ls, --resume) uses for the files that still match
+its manifest (name, size, mtime_ns; the bytes' hash where a copy moved the mtime), reading any other file
+on its own, so results are unchanged (orchestrator/results.py, `compact`). Deleting results/NAME/compact/
+is always safe.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from orchestrator.errors import BenchctlError
+
+
+def compact(
+    results: Annotated[list[Path], typer.Argument(help="Results directories written by `benchctl sweep`.")],
+) -> None:
+    """Gather each sweep's per-trial files into compact/<kind>.parquet, so reports read them fast."""
+    from orchestrator.results import COMPACT_DIR, check_results_dir
+    from orchestrator.results import compact as compact_dir
+
+    for path in results:
+        check_results_dir(path)  # one-line error, exit 2, for a missing, empty or parent folder
+    for path in results:
+        try:
+            held = compact_dir(path)
+        except OSError as exc:
+            raise BenchctlError(f"{path}: cannot write {COMPACT_DIR}/ ({exc.strerror or exc})") from None
+        typer.echo(
+            f"{path / COMPACT_DIR}/: {held['epochs']} epochs and {held['trials']} trials files compacted"
+        )
