@@ -1,4 +1,4 @@
-"""orchestrator.narrative: each sentence of "What this shows" fires exactly when its condition holds.
+"""orchestrator.report.narrative: each sentence of "What this shows" fires exactly when its condition holds.
 
 .venv/bin/python -m pytest -q tests/test_narrative.py
 """
@@ -9,9 +9,9 @@ import math
 
 import pandas as pd
 
-from orchestrator import narrative
-from orchestrator.narrative import what_this_shows
-from orchestrator.stats import INPUT_BOUND_SHARE
+from orchestrator.analysis.stats import INPUT_BOUND_SHARE
+from orchestrator.report import narrative
+from orchestrator.report.narrative import what_this_shows
 
 PARAMS = {"simple_cnn": 500_000, "resnet18": 11_689_512, "resnet50": 25_557_032}
 NAN = math.nan

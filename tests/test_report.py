@@ -11,11 +11,11 @@ import re
 import pandas as pd
 import pytest
 
-from orchestrator import figures, report, sections
-from orchestrator.formats import fmt_params, fmt_pct, fmt_seconds, fmt_speedup, fmt_speedup_ci
-from orchestrator.report import build_report
+from orchestrator.analysis.stats import bootstrap_speedup_ci
+from orchestrator.report import build as report
+from orchestrator.report import build_report, figures, sections
+from orchestrator.report.formats import fmt_params, fmt_pct, fmt_seconds, fmt_speedup, fmt_speedup_ci
 from orchestrator.results import ResultsError, file_key, write_rows
-from orchestrator.stats import bootstrap_speedup_ci
 from trainables.flops import train_flops_per_image
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

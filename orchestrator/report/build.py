@@ -8,8 +8,8 @@
 Nothing is written until every number and figure is computed; figures are rendered into a hidden
 staging folder and report.md goes through a temp file, each moved into place with os.replace. The
 report opens with the answer (headline table, What this shows), then How to read this and the details.
-The tables are rendered by orchestrator.tables, the other sections by orchestrator.sections; the figures
-are drawn by orchestrator.figures and orchestrator.epoch_figures.
+The tables are rendered by report.tables, the other sections by report.sections; the figures are
+drawn by report.figures and report.epoch_figures.
 """
 
 from __future__ import annotations
@@ -24,35 +24,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from orchestrator import epoch_figures, figures, narrative
-from orchestrator.compile_gain import compile_gain_table
-from orchestrator.errors import BenchctlError
-from orchestrator.formats import DASH
-from orchestrator.html import write_html
-from orchestrator.pairing import several_classes
-from orchestrator.results import (
-    CELL,
-    EPOCH_SCHEMA,
-    HW_CLASS,
-    RUN,
-    ResultsError,
-    pooling,
-    read_many,
-    unfinished_trials,
-)
-from orchestrator.sections import (
-    class_matrix_section,
-    compile_gain_section,
-    efficiency_section,
-    environment_section,
-    failures_section,
-    fidelity_section,
-    notes_section,
-    paper_section,
-    parity_section,
-    read_fidelity,
-)
-from orchestrator.stats import (
+from orchestrator.analysis.compile_gain import compile_gain_table
+from orchestrator.analysis.pairing import several_classes
+from orchestrator.analysis.stats import (
     CI_CONFIDENCE,
     CI_RESAMPLES,
     FEW_STEPS_ACC,
@@ -64,7 +38,33 @@ from orchestrator.stats import (
     ok_epochs,
     speedup_table,
 )
-from orchestrator.tables import details_section, has_classes, headline_section, terminal_table
+from orchestrator.errors import BenchctlError
+from orchestrator.report import epoch_figures, figures, narrative
+from orchestrator.report.formats import DASH
+from orchestrator.report.html import write_html
+from orchestrator.report.sections import (
+    class_matrix_section,
+    compile_gain_section,
+    efficiency_section,
+    environment_section,
+    failures_section,
+    fidelity_section,
+    notes_section,
+    paper_section,
+    parity_section,
+    read_fidelity,
+)
+from orchestrator.report.tables import details_section, has_classes, headline_section, terminal_table
+from orchestrator.results import (
+    CELL,
+    EPOCH_SCHEMA,
+    HW_CLASS,
+    RUN,
+    ResultsError,
+    pooling,
+    read_many,
+    unfinished_trials,
+)
 
 
 class ReportFormat(str, Enum):
@@ -123,8 +123,8 @@ _DRAW = {  # key -> draw(table, summary, epochs, path); looked up on the module 
 
 @dataclass
 class Report:
-    table: pd.DataFrame  # orchestrator.stats.speedup_table
-    summary: pd.DataFrame  # orchestrator.stats.cell_summary
+    table: pd.DataFrame  # orchestrator.analysis.stats.speedup_table
+    summary: pd.DataFrame  # orchestrator.analysis.stats.cell_summary
     paths: list[Path] = field(default_factory=list)  # report.md, report.html (those written), figures
     terminal_text: str = ""
     pooled: str = ""  # what was pooled across differing or unknown conditions (results.Pooling.note)

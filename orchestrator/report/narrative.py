@@ -1,9 +1,9 @@
 """ "What this shows": a short paragraph written from the speedup table, for the top of report.md.
 
-    from orchestrator.narrative import what_this_shows
+    from orchestrator.report.narrative import what_this_shows
     print(what_this_shows(speedup_table(epochs)))
 
-A pure function of the table (orchestrator.stats.speedup_table): no I/O, no randomness. Each sentence
+A pure function of the table (orchestrator.analysis.stats.speedup_table): no I/O, no randomness. Each sentence
 comes from one helper that returns "" when its condition does not hold:
     range        the spread of speedups over the cells measured on both devices, and the largest
     slower       cells where the GPU was slower than the CPU (speedup < 1)
@@ -18,10 +18,10 @@ from __future__ import annotations
 import pandas as pd
 
 from orchestrator import results
-from orchestrator.formats import fmt_pct, fmt_speedup, is_missing
-from orchestrator.pairing import pair_label, several_pairs
+from orchestrator.analysis.pairing import pair_label, several_pairs
+from orchestrator.analysis.stats import INPUT_BOUND_SHARE, PAPER_POINTS
+from orchestrator.report.formats import fmt_pct, fmt_speedup, is_missing
 from orchestrator.results import with_cell_defaults
-from orchestrator.stats import INPUT_BOUND_SHARE, PAPER_POINTS
 
 CONFIG = list(results.CONFIG)  # batch, pipeline, precision, compile: a model's configuration
 # Flags that make an epoch time (and so a speedup) less certain; partial-eval concerns accuracy only.

@@ -3,7 +3,7 @@ with the paper, accuracy parity, compute efficiency, fidelity (from bench/fideli
 environment and failed trial attempts. Each builder returns one Markdown section; orchestrator.report puts
 them together.
 
-    from orchestrator import sections
+    from orchestrator.report import sections
     print(sections.parity_section(epochs))        # epochs: read_results rows, after stats.ok_epochs
     if several_classes(table): print(sections.class_matrix_section(table))   # table: stats.speedup_table
     found = sections.read_fidelity([Path("results/s1")])  # [(file, rows)]; ResultsError if malformed
@@ -19,7 +19,17 @@ from pathlib import Path
 
 import pandas as pd
 
-from orchestrator.formats import (
+from orchestrator.analysis.efficiency import PEAK_COLUMN, efficiency_table
+from orchestrator.analysis.pairing import class_label, pair_label, several_pairs, speedup_matrices
+from orchestrator.analysis.parity import (
+    EQUIVALENCE_MARGIN_PP,
+    MIN_REPEATS,
+    PARITY_CONFIDENCE,
+    TOST_ALPHA,
+    parity_table,
+)
+from orchestrator.analysis.stats import CI_CONFIDENCE, PAPER_POINTS
+from orchestrator.report.formats import (
     DASH,
     fmt_params,
     fmt_pct,
@@ -28,17 +38,7 @@ from orchestrator.formats import (
     fmt_speedup_ci,
     is_missing,
 )
-from orchestrator.pairing import class_label, pair_label, several_pairs, speedup_matrices
-from orchestrator.parity import (
-    EQUIVALENCE_MARGIN_PP,
-    MIN_REPEATS,
-    PARITY_CONFIDENCE,
-    TOST_ALPHA,
-    parity_table,
-)
-from orchestrator.peaks import PEAK_COLUMN, efficiency_table
 from orchestrator.results import ResultsError
-from orchestrator.stats import CI_CONFIDENCE, PAPER_POINTS
 
 FIDELITY_GLOB = "fidelity*.json"  # written by bench/fidelity.py into a results directory
 # the fidelity bar: benchctl's steady-state images/s over a plain loop's must lie in it (the one definition:
@@ -125,7 +125,7 @@ def _parity_sides(r) -> list[tuple[float, bool]]:
 
 
 def parity_section(epochs: pd.DataFrame) -> str:
-    """Final test accuracy CPU vs GPU per configuration: orchestrator.parity.parity_table."""
+    """Final test accuracy CPU vs GPU per configuration: orchestrator.analysis.parity.parity_table."""
     header = ["model", "batch", "pipeline", "precision", "CPU acc", "GPU acc", "diff pp"]
     header += [f"{PARITY_CONFIDENCE:.0%} CI pp", "verdict", "n CPU/GPU"]
     rows = []
@@ -160,7 +160,7 @@ def parity_section(epochs: pd.DataFrame) -> str:
 
 
 def efficiency_section(epochs: pd.DataFrame) -> str:
-    """Achieved TFLOP/s and MFU per cell and device name: orchestrator.peaks.efficiency_table."""
+    """Achieved TFLOP/s and MFU per cell and device name: analysis.efficiency.efficiency_table."""
     header = ["model", "batch", "pipeline", "precision", "device", "device name", "GFLOP/train image"]
     header += ["images/s", "achieved TFLOP/s", "peak TFLOP/s", "MFU"]
     table = efficiency_table(epochs)
@@ -179,10 +179,12 @@ def efficiency_section(epochs: pd.DataFrame) -> str:
         "only: convolutions and linear layers, 2 FLOPs per multiply-add; counted by PyTorch's "
         "FlopCounterMode). **images/s** = median over the cell's non-warm-up epochs (input waits included). "
         "**achieved TFLOP/s** = GFLOP/train image × images/s / 1000. **MFU** = achieved / peak dense "
-        "TFLOP/s of the GPU from its datasheet (orchestrator/peaks.py): the BF16 tensor-core peak for amp, "
-        "the FP32 non-tensor peak for fp32. cuDNN may run fp32 convolutions on TF32 tensor cores (PyTorch's "
-        "default), so fp32 MFU can exceed what the FP32 peak suggests, even 100%; it is shown as measured. "
-        "No MFU (—) for CPUs and GPUs without a tabulated peak.\n\n" + md_table(header, rows) + "\n"
+        "TFLOP/s of the GPU from its datasheet (orchestrator/analysis/efficiency.py): the BF16 tensor-core "
+        "peak for amp, the FP32 non-tensor peak for fp32. cuDNN may run fp32 convolutions on TF32 tensor "
+        "cores (PyTorch's default), so fp32 MFU can exceed what the FP32 peak suggests, even 100%; it is "
+        "shown as measured. No MFU (—) for CPUs and GPUs without a tabulated peak.\n\n"
+        + md_table(header, rows)
+        + "\n"
     )
 
 
@@ -372,7 +374,7 @@ def failures_section(trials: pd.DataFrame) -> str:
 
 
 def compile_gain_section(gain: pd.DataFrame) -> str:
-    """Eager against compiled, per cell measured both ways: orchestrator.compile_gain.compile_gain_table."""
+    """Eager against compiled, per cell measured both ways: analysis.compile_gain.compile_gain_table."""
     header = ["model", "device", "batch", "pipeline", "precision", "eager img/s", "compiled img/s", "gain"]
     header += ["compile s", "pays off after"]
     rows = [

@@ -1,8 +1,8 @@
 """The speedup table rendered for people: a headline table (the answer), a details table (everything
 else), and the terminal's plain-text version of the headline.
 
-    from orchestrator import tables
-    print(tables.headline_section(table))     # table: orchestrator.stats.speedup_table
+    from orchestrator.report import tables
+    print(tables.headline_section(table))     # table: orchestrator.analysis.stats.speedup_table
     print(tables.details_section(table))
     print(tables.terminal_table(table))
 
@@ -15,10 +15,18 @@ from __future__ import annotations
 
 import pandas as pd
 
-from orchestrator.formats import DASH, fmt_params, fmt_pct, fmt_seconds, fmt_speedup, fmt_speedup_ci, fmt_util
-from orchestrator.pairing import class_label, pair_label, several_pairs
-from orchestrator.sections import md_table
-from orchestrator.stats import accuracy_comparable
+from orchestrator.analysis.pairing import class_label, pair_label, several_pairs
+from orchestrator.analysis.stats import accuracy_comparable
+from orchestrator.report.formats import (
+    DASH,
+    fmt_params,
+    fmt_pct,
+    fmt_seconds,
+    fmt_speedup,
+    fmt_speedup_ci,
+    fmt_util,
+)
+from orchestrator.report.sections import md_table
 
 
 def _acc(acc, capped, other_capped, other_n) -> str:

@@ -1,0 +1,11 @@
+"""The report's numbers: pure functions over the epoch and trial DataFrames (no I/O, no display code).
+
+    stats         cell_summary, speedup_table, ok_epochs, the flag thresholds
+    pairing       which CPU cell meets which GPU cell across hardware classes
+    parity        final accuracy CPU vs GPU (Welch interval, TOST verdict)
+    efficiency    achieved TFLOP/s and MFU against the GPU datasheet peaks
+    compile_gain  eager against compiled, per cell measured both ways
+
+Nothing here imports orchestrator.report or matplotlib (tests/test_layout.py checks it): the renderers
+read these numbers, never the other way round.
+"""
