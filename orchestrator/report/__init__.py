@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 
-_EXPORTS = {"build_report": "build", "Report": "build", "ReportFormat": "build", "table_json": "build"}
+_EXPORTS = {"build_report": "build", "Report": "build", "ReportFormat": "build", "table_json": "json"}
 __all__ = list(_EXPORTS)
 
 

@@ -35,6 +35,7 @@ from orchestrator.report.figures import (  # noqa: E402
     save,
 )
 from orchestrator.report.formats import fmt_seconds  # noqa: E402
+from orchestrator.report.model import batch_sizes  # noqa: E402
 from orchestrator.results import with_cell_defaults
 
 BREAKDOWN_FIGSIZE = (8, 6.5)  # two panels: training epoch split + test pass
@@ -199,11 +200,6 @@ def accuracy_per_epoch(epochs: pd.DataFrame, path: Path) -> Path:
         ax.set_axis_off()
     fig.suptitle("Test accuracy after each epoch, CPU vs GPU (median over repeats)" + _cut(cut), fontsize=11)
     return save(fig, path)
-
-
-def batch_sizes(epochs: pd.DataFrame) -> list:
-    """The distinct batch sizes of the epoch rows, ascending."""
-    return sorted({int(b) for b in epochs.get("batch_size", pd.Series(dtype=float)).dropna()})
 
 
 def throughput_applies(epochs: pd.DataFrame) -> bool:

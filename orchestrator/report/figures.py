@@ -103,7 +103,7 @@ def speedup_vs_params(table: pd.DataFrame, path: Path) -> Path:
     paired, cut = focus(finite(table, "speedup"))
     ci_drawn = False
     hw = ["cpu_class", "gpu_class"] if {"cpu_class", "gpu_class"} <= set(paired.columns) else []
-    several = several_pairs(paired)
+    several = several_pairs(paired)  # of the lines drawn (focus may cut some), not model.several_pairs
     groups = paired.groupby(["batch_size", "pipeline", "precision"] + hw, sort=True)
     for key, g in groups:
         bs, pipeline, precision = key[:3]

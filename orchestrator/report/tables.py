@@ -1,10 +1,9 @@
-"""The speedup table rendered for people: a headline table (the answer), a details table (everything
-else), and the terminal's plain-text version of the headline.
+"""The speedup table rendered for people: a headline table (the answer) and a details table (everything
+else); report.terminal prints the headline's columns as plain text.
 
     from orchestrator.report import tables
-    print(tables.headline_section(table))     # table: orchestrator.analysis.stats.speedup_table
-    print(tables.details_section(table))
-    print(tables.terminal_table(table))
+    print(tables.headline_section(model))     # model: report.model.build_model(...)
+    print(tables.details_section(model))
 
 The report used to open with one ~19-column table that scrolled sideways; the headline keeps what answers
 "how much faster, and at what accuracy", the rest moves to Details. Rows of the two tables are in the
@@ -13,9 +12,7 @@ same order, so a headline row's details are in the same position.
 
 from __future__ import annotations
 
-import pandas as pd
-
-from orchestrator.analysis.pairing import class_label, pair_label, several_pairs
+from orchestrator.analysis.pairing import class_label
 from orchestrator.analysis.stats import accuracy_comparable
 from orchestrator.report.formats import (
     DASH,
@@ -26,6 +23,7 @@ from orchestrator.report.formats import (
     fmt_speedup_ci,
     fmt_util,
 )
+from orchestrator.report.model import ReportModel
 from orchestrator.report.sections import md_table
 
 
@@ -65,71 +63,30 @@ HEADLINE = ["model", "params", "batch", "pipeline", "precision", "step", "CPU cl
 HEADLINE += ["CPU epoch s"]
 HEADLINE += ["GPU epoch s", "speedup", "CPU acc", "GPU acc"]
 DETAILS = _KEY + [c for c in _COLUMNS if c not in HEADLINE]
-_TERMINAL = {"CPU epoch s": "CPU s", "GPU epoch s": "GPU s"}  # short headers
 
 
-def has_classes(table: pd.DataFrame) -> bool:
-    """Whether any row of a speedup_table names a hardware class (schema-1 results never do)."""
-    cols = [c for c in ("cpu_class", "gpu_class") if c in table]
-    return any(table[c].fillna("").astype(str).ne("").any() for c in cols)
-
-
-def has_compiled(table: pd.DataFrame) -> bool:
-    """Whether any row of a speedup_table is a compiled cell (--compile on)."""
-    return "compile" in table and table["compile"].eq("on").any()
-
-
-def _columns(table: pd.DataFrame, columns: list[str]) -> list[str]:
-    """`columns` without "CPU class" / "GPU class" unless the table names a class (has_classes), and
+def columns(model: ReportModel, names: list[str]) -> list[str]:
+    """`names` without "CPU class" / "GPU class" unless the table names a class (has_classes), and
     without "step" unless it holds a compiled cell (eager alone is the paper's setting, said nowhere)."""
-    drop = set() if has_classes(table) else {"CPU class", "GPU class"}
-    drop |= set() if has_compiled(table) else {"step"}
-    return [c for c in columns if c not in drop]
+    drop = set() if model.has_classes else {"CPU class", "GPU class"}
+    drop |= set() if model.has_compiled else {"step"}
+    return [c for c in names if c not in drop]
 
 
-def _rows(table: pd.DataFrame, columns: list[str]) -> list[list[str]]:
-    return [[_COLUMNS[c](r) for c in columns] for r in table.itertuples()]
+def rows(model: ReportModel, names: list[str]) -> list[list[str]]:
+    """Each speedup-table row rendered in the columns `names`."""
+    return [[_COLUMNS[c](r) for c in names] for r in model.table.itertuples()]
 
 
-def headline_section(table: pd.DataFrame) -> str:
-    columns = _columns(table, HEADLINE)
-    return "## Results\n\n" + md_table(columns, _rows(table, columns)) + "\n"
+def headline_section(model: ReportModel) -> str:
+    shown = columns(model, HEADLINE)
+    return "## Results\n\n" + md_table(shown, rows(model, shown)) + "\n"
 
 
-def details_section(table: pd.DataFrame) -> str:
-    columns = _columns(table, DETAILS)
+def details_section(model: ReportModel) -> str:
+    shown = columns(model, DETAILS)
     return (
         "## Details\n\n"
         "The rest of each Results row, in the same order: data-wait shares, energy, samples and flags "
-        "(How to read this explains each).\n\n" + md_table(columns, _rows(table, columns)) + "\n"
+        "(How to read this explains each).\n\n" + md_table(shown, rows(model, shown)) + "\n"
     )
-
-
-def _aligned(header: list[str], rows: list[list[str]], left: int) -> str:
-    """Plain-text table; the first `left` columns are left-aligned (text), the rest right-aligned."""
-    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
-
-    def line(r: list[str]) -> str:
-        return "  ".join(
-            str(c).ljust(w) if i < left else str(c).rjust(w)
-            for i, (c, w) in enumerate(zip(r, widths, strict=True))
-        )
-
-    return "\n".join([line(header), "  ".join("-" * w for w in widths)] + [line(r) for r in rows]).rstrip()
-
-
-def terminal_table(table: pd.DataFrame) -> str:
-    """The headline table as aligned plain text for a terminal, then each row's flags."""
-    columns = _columns(table, HEADLINE)
-    text = _aligned([_TERMINAL.get(c, c) for c in columns], _rows(table, columns), left=1)
-    several = several_pairs(table)
-    flagged = [
-        f"  {r.model} bs{r.batch_size} {r.pipeline} {r.precision}"
-        + (f" ({pair_label(r.cpu_class, r.gpu_class)})" if several else "")
-        + f": {r.flags}"
-        for r in table.itertuples()
-        if r.flags
-    ]
-    if flagged:
-        text += "\nflags:\n" + "\n".join(flagged)
-    return text
