@@ -1,9 +1,10 @@
-"""The package layout: orchestrator.analysis never imports display code (orchestrator.report, matplotlib).
+"""The package layout: orchestrator.analysis never imports display code (orchestrator.report, matplotlib),
+and the report reads only columns the row schemas (results.EPOCH_SCHEMA, TRIAL_SCHEMA) define.
 
 .venv/bin/pytest -q tests/test_layout.py
 
-Read from each module's source with ast, so an import inside a function counts too, and nothing is
-imported (an import cycle or a heavy module cannot hide a violation).
+The import check reads each module's source with ast, so an import inside a function counts too, and
+nothing is imported (an import cycle or a heavy module cannot hide a violation).
 """
 
 import ast
@@ -48,3 +49,13 @@ def test_the_check_catches_each_form():
         assert display(imported(source)), source
     assert not display(imported("from orchestrator import results\nimport pandas as pd"))
     assert not display(imported("from orchestrator.results import PAIR"))
+
+
+def test_the_report_reads_only_columns_of_the_row_schemas():
+    # read_many reads a name no file has as an all-null column: a misspelt one would hide, not fail
+    from orchestrator.report.model import ENVIRONMENT, TRIAL_COLUMNS, UNREAD_EPOCH_COLUMNS
+    from orchestrator.results import EPOCH_SCHEMA, TRIAL_SCHEMA
+
+    assert set(TRIAL_COLUMNS) <= set(TRIAL_SCHEMA.names)
+    assert set(ENVIRONMENT) <= set(TRIAL_COLUMNS)
+    assert set(UNREAD_EPOCH_COLUMNS) <= set(EPOCH_SCHEMA.names)

@@ -104,16 +104,23 @@ def _facts(table: pd.DataFrame) -> dict:
     )
 
 
+# The trials columns the Environment section lists (report.sections), each with its label: read here,
+# shown there, named once.
+ENVIRONMENT = {
+    "cpu_model": "CPU models", "gpu_name": "GPU names", "gpu_driver": "GPU driver",
+    "cuda_runtime": "CUDA runtime", "torch": "torch", "torchvision": "torchvision", "ray": "ray",
+    "python": "python", "git_commit": "git commit",
+}  # fmt: skip
 # What the report reads of each kind: the trials files carry 64 columns and the epochs files 45, and
 # every column of every file costs its decoding (~6 us a column, 9,600 files at 100,800 rows).
-# The trials columns a section, ok_epochs or compile_gain reads:
-_TRIAL_COLUMNS = RUN + CELL + (HW_CLASS, "host") + (
+# The trials columns a section, ok_epochs or compile_gain reads (each one of TRIAL_SCHEMA's: a test
+# checks it, as read_many would read a misspelt name as an absent, all-null column):
+TRIAL_COLUMNS = RUN + CELL + (HW_CLASS, "host") + (
     "status", "error", "epochs_planned", "epochs_done", "overlapped_with", "compile_s", "energy_notes",
-    "cpu_model", "gpu_name", "gpu_driver", "cuda_runtime", "torch", "torchvision", "ray", "python",
-    "git_commit",
-)  # fmt: skip
-# the epoch columns nothing in the report reads; --format csv writes every column, so it reads them too
-_UNREAD_EPOCH_COLUMNS = ("repeat", "seed", "restored", "measured_s", "train_loss", "eval_images",
+) + tuple(ENVIRONMENT)  # fmt: skip
+# the epoch columns nothing in the report reads (each one of EPOCH_SCHEMA's, checked as above); --format
+# csv writes every column, so it reads them too
+UNREAD_EPOCH_COLUMNS = ("repeat", "seed", "restored", "measured_s", "train_loss", "eval_images",
                          "gpu_mem_peak_mb", "host_busy_pct", "checkpoint_s", "checkpoint_mb")  # fmt: skip
 
 
@@ -123,11 +130,11 @@ def _read_all(results_dirs: list[Path], every_epoch_column: bool) -> tuple[pd.Da
             "no results directories given; pass the folder(s) a sweep wrote, e.g. results/<sweep>"
         )
     epoch_columns = (
-        None if every_epoch_column else [c for c in EPOCH_SCHEMA.names if c not in _UNREAD_EPOCH_COLUMNS]
+        None if every_epoch_column else [c for c in EPOCH_SCHEMA.names if c not in UNREAD_EPOCH_COLUMNS]
     )
     # every directory's files at once; a ResultsError propagates unchanged
     epochs, trials = read_many(
-        map(Path, results_dirs), epoch_columns=epoch_columns, trial_columns=_TRIAL_COLUMNS
+        map(Path, results_dirs), epoch_columns=epoch_columns, trial_columns=TRIAL_COLUMNS
     )
     if not trials.empty:
         trials = trials.drop_duplicates(subset=["sweep", "trial", "attempt"]).reset_index(drop=True)

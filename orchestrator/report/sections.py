@@ -29,7 +29,7 @@ from orchestrator.report.formats import (
     fmt_speedup_ci,
     is_missing,
 )
-from orchestrator.report.model import ReportModel
+from orchestrator.report.model import ENVIRONMENT, ReportModel
 
 
 def md_table(header: list[str], rows: list[list[str]]) -> str:
@@ -268,17 +268,7 @@ def environment_section(model: ReportModel) -> str:
     lines.append(f"- hosts: {_distinct(pd.concat([epochs[['host']], source[['host']]]), 'host')}")
     for dev in ("cpu", "gpu"):
         lines.append(f"- {dev.upper()} devices: {_distinct(epochs[epochs['device'] == dev], 'device_name')}")
-    for col, label in [
-        ("cpu_model", "CPU models"),
-        ("gpu_name", "GPU names"),
-        ("gpu_driver", "GPU driver"),
-        ("cuda_runtime", "CUDA runtime"),
-        ("torch", "torch"),
-        ("torchvision", "torchvision"),
-        ("ray", "ray"),
-        ("python", "python"),
-        ("git_commit", "git commit"),
-    ]:
+    for col, label in ENVIRONMENT.items():
         lines.append(f"- {label}: {_distinct(trials, col)}")
     lines.append(f"- energy notes (why an energy column is empty): {_energy_notes(trials)}")
     return "\n".join(lines) + "\n"
