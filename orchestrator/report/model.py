@@ -5,9 +5,10 @@
     model.table, model.parity, model.several_pairs      # what each renderer reads
 
 build_model reads the sweeps and computes the tables of orchestrator.analysis once; the renderers
-(markdown, terminal, json, figures) read the model and never compute from the raw DataFrames again, and
-the facts several of them need (several_pairs, has_classes, ...) are fields, not recomputed per section.
-ReportModel.of_table makes one from a speedup table alone, for a caller that has nothing else.
+(markdown, terminal, json, figures) read them from the model, and the facts several of them need
+(several_pairs, has_classes, ...) are fields, not recomputed per section. The epoch figures alone still
+take medians of their own, from model.epochs, for what no table holds (per-epoch accuracy, the epoch
+split, throughput per batch size). ReportModel.of_table makes a model of a speedup table alone.
 """
 
 from __future__ import annotations
@@ -33,8 +34,6 @@ from orchestrator.results import (
     unfinished_trials,
     with_cell_defaults,
 )
-
-_EMPTY = pd.DataFrame()
 
 
 def has_classes(table: pd.DataFrame) -> bool:
@@ -91,6 +90,7 @@ class ReportModel:
         return cls(table=table, **_facts(table), **fields)
 
     def pooled_note(self, quote: str = "") -> str:
+        """results.Pooling.note for these results dirs ("" when nothing was pooled)."""
         return self.pooled.note(len(self.results_dirs) > 1, quote) if self.pooled else ""
 
 
