@@ -37,8 +37,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from orchestrator.parity import t_quantile  # noqa: E402
-from orchestrator.sections import FIDELITY_BAR  # noqa: E402
+from orchestrator.analysis.fidelity import FIDELITY_BAR  # noqa: E402
+from orchestrator.analysis.parity import t_quantile  # noqa: E402
 
 LOW, HIGH = FIDELITY_BAR  # the fidelity bar, the report's own
 

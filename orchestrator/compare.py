@@ -24,9 +24,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from orchestrator.analysis.stats import CLASS_CELL, bootstrap_speedup_ci, ok_epochs, speedup, steady_epochs
 from orchestrator.results import ResultsError, read_results, read_spec
 from orchestrator.spec import condition_differences
-from orchestrator.stats import CLASS_CELL, bootstrap_speedup_ci, ok_epochs, speedup, steady_epochs
 
 SLOWER, FASTER, SAME, NO_INTERVAL = "slower", "faster", "same within noise", "no interval"
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 
+from orchestrator.analysis.stats import CI_CONFIDENCE
 from orchestrator.compare import Comparison
-from orchestrator.formats import DASH, fmt_seconds, is_missing
-from orchestrator.sections import md_table
-from orchestrator.stats import CI_CONFIDENCE
+from orchestrator.report.formats import DASH, fmt_seconds, is_missing
+from orchestrator.report.sections import md_table
 
 HEADER = ["model", "device", "batch", "pipeline", "precision", "class", "A s", "B s", "B/A", "verdict"]
 

@@ -4,7 +4,7 @@ report reads one run per trial across the attempts that made it."""
 import pandas as pd
 import pytest
 
-from orchestrator.stats import ok_epochs
+from orchestrator.analysis.stats import ok_epochs
 from trainables.checkpoint import CheckpointMismatch, load_state
 from trainables.config import TrialConfig
 from trainables.train import checkpoint_path, run_trial
@@ -67,7 +67,7 @@ def test_the_report_joins_a_cut_attempt_and_the_one_that_continued_it_into_one_r
 
 
 def test_the_report_names_the_epochs_a_cut_trial_left_on_disk():
-    from orchestrator.sections import _cut_short
+    from orchestrator.report.sections import _cut_short
 
     trials = pd.DataFrame(
         [{"sweep": "s", "trial": "t", "status": "partial", "epochs_done": 3, "epochs_planned": 10}]

@@ -11,11 +11,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from orchestrator.compile_gain import compile_gain_table
+from orchestrator.analysis.compile_gain import compile_gain_table
+from orchestrator.analysis.stats import LAUNCH_BOUND_UTIL_PCT, launch_bound, speedup_table
 from orchestrator.matrix import expand, resolve_allotment
 from orchestrator.results import planned_trials
 from orchestrator.spec import SpecError, SweepSpec, spec_differences
-from orchestrator.stats import LAUNCH_BOUND_UTIL_PCT, launch_bound, speedup_table
 from trainables.config import Compile, TrialConfig
 
 ROOT = Path(__file__).resolve().parents[1]

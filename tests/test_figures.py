@@ -1,4 +1,4 @@
-"""orchestrator.figures and orchestrator.epoch_figures write real, non-blank PNGs and label devices correctly.
+"""report.figures and report.epoch_figures write real, non-blank PNGs and label devices correctly.
 
 .venv/bin/pytest -q tests/test_figures.py
 """
@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from orchestrator import epoch_figures, figures
+from orchestrator.report import epoch_figures, figures
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 
 from orchestrator.cli import app
 from orchestrator.errors import BenchctlError
-from orchestrator.html import to_html, write_html
 from orchestrator.report import build_report
+from orchestrator.report.html import to_html, write_html
 
 # a src= / href= (any quoting) whose value is neither a data: URI nor an in-page #anchor
 EXTERNAL = re.compile(r"""(?<![\w-])(?:src|href|srcset)\s*=\s*(?!["']?(?:data:|#))""", re.IGNORECASE)

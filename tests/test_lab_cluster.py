@@ -16,8 +16,8 @@ import pytest
 from labnet import LabNet
 from procutil import sigkill_after_first_trial, trial_rows
 
+from orchestrator.analysis.stats import ok_epochs
 from orchestrator.results import read_results
-from orchestrator.stats import ok_epochs
 
 pytestmark = pytest.mark.skipif(LabNet.unavailable() is not None, reason=str(LabNet.unavailable()))
 

@@ -1,4 +1,4 @@
-"""orchestrator.parity on hand-computed Welch t intervals and TOST verdicts.
+"""orchestrator.analysis.parity on hand-computed Welch t intervals and TOST verdicts.
 
 .venv/bin/pytest -q tests/test_parity.py
 """
@@ -10,7 +10,7 @@ import math
 import pandas as pd
 import pytest
 
-from orchestrator.parity import (
+from orchestrator.analysis.parity import (
     EQUIVALENCE_MARGIN_PP,
     final_accuracies,
     parity_table,

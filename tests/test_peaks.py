@@ -1,4 +1,4 @@
-"""orchestrator.peaks: the peak table lookup, achieved TFLOP/s and MFU on hand-made numbers.
+"""orchestrator.analysis.efficiency: the peak table lookup, achieved TFLOP/s and MFU on hand-made numbers.
 
 .venv/bin/pytest -q tests/test_peaks.py
 """
@@ -10,7 +10,14 @@ import math
 import pandas as pd
 import pytest
 
-from orchestrator.peaks import PEAKS, achieved_tflops, efficiency_table, find_peak, mfu, peak_tflops
+from orchestrator.analysis.efficiency import (
+    PEAKS,
+    achieved_tflops,
+    efficiency_table,
+    find_peak,
+    mfu,
+    peak_tflops,
+)
 
 
 @pytest.mark.parametrize(

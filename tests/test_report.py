@@ -11,11 +11,12 @@ import re
 import pandas as pd
 import pytest
 
-from orchestrator import figures, report, sections
-from orchestrator.formats import fmt_params, fmt_pct, fmt_seconds, fmt_speedup, fmt_speedup_ci
-from orchestrator.report import build_report
+from orchestrator.analysis.stats import bootstrap_speedup_ci
+from orchestrator.report import build as report
+from orchestrator.report import build_report, figures, sections
+from orchestrator.report.formats import fmt_params, fmt_pct, fmt_seconds, fmt_speedup, fmt_speedup_ci
+from orchestrator.report.model import ReportModel
 from orchestrator.results import ResultsError, file_key, write_rows
-from orchestrator.stats import bootstrap_speedup_ci
 from trainables.flops import train_flops_per_image
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -697,13 +698,13 @@ def test_class_matrix_section_shows_a_dash_for_a_pair_without_speedup():
     table = pd.DataFrame(
         [{**base, **dict(zip(cols, v, strict=True)), "cpu_n": 4, "gpu_n": 4} for v in values]
     )
-    text = sections.class_matrix_section(table)
+    text = sections.class_matrix_section(ReportModel.of_table(table))
     assert "### resnet50 (batch 256, resident, amp)" in text
     assert f"| GPU class / CPU class | {EPYC} | {XEON} |" in text
     assert f"| {A100} | 7.00x | — |" in text  # rows sorted by class name: A100 before H200
     assert f"| {H200} | 12.34x [11.90–12.80] | 30.00x [29.00–31.00] |" in text
     assert text.index(A100 + " |") < text.index(H200 + " |")
-    missing = sections.class_matrix_section(table.iloc[:3])  # the XEON x A100 pair never ran
+    missing = sections.class_matrix_section(ReportModel.of_table(table.iloc[:3]))  # XEON x A100 never ran
     assert f"| {A100} | 7.00x | — |" in missing
 
 

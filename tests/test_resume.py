@@ -18,9 +18,9 @@ import pytest
 from procutil import pids_with_env, sigkill_after_first_trial, sigkill_when
 from typer.testing import CliRunner
 
+from orchestrator.analysis.stats import ok_epochs
 from orchestrator.cli import app
 from orchestrator.results import read_results
-from orchestrator.stats import ok_epochs
 
 runner = CliRunner()
 SWEEP = [

@@ -1,4 +1,4 @@
-"""orchestrator.stats on hand-made epoch rows whose expected numbers are worked out in the comments.
+"""orchestrator.analysis.stats on hand-made epoch rows whose expected numbers are worked out in the comments.
 
 .venv/bin/pytest -q tests/test_stats.py
 """
@@ -11,9 +11,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from orchestrator.formats import fmt_speedup_ci, fmt_util
-from orchestrator.pairing import class_label, pair_label, several_classes, several_pairs, speedup_matrices
-from orchestrator.stats import (
+from orchestrator.analysis.pairing import (
+    class_label,
+    pair_label,
+    several_classes,
+    several_pairs,
+    speedup_matrices,
+)
+from orchestrator.analysis.stats import (
     NOISY_IQR_SHARE,
     bootstrap_speedup_ci,
     cell_summary,
@@ -26,6 +31,7 @@ from orchestrator.stats import (
     speedup_table,
     steady_epochs,
 )
+from orchestrator.report.formats import fmt_speedup_ci, fmt_util
 
 WARMUP_S = 1e6  # a warm-up epoch far slower than any real one: if it leaks into a median, numbers explode
 

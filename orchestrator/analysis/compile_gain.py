@@ -1,6 +1,6 @@
 """What compiling the training step buys: per cell measured both ways, eager against compiled.
 
-    from orchestrator.compile_gain import compile_gain_table
+    from orchestrator.analysis.compile_gain import compile_gain_table
     gain = compile_gain_table(epochs, trials)   # epochs: stats.ok_epochs(...)
 
 One row per (model, device, batch_size, pipeline, precision, hw_class) that holds an eager (`compile`
@@ -24,7 +24,7 @@ import math
 import pandas as pd
 
 from orchestrator import results
-from orchestrator.stats import steady_epochs
+from orchestrator.analysis.stats import steady_epochs
 
 KEY = [c for c in results.CELL if c != "compile"] + [results.HW_CLASS]
 COLUMNS = KEY + ["eager_ips", "compiled_ips", "gain", "compile_s", "payoff_epochs"]

@@ -1,6 +1,6 @@
 """Peak GPU throughput and model FLOPs utilization (MFU): how much of the GPU a training run uses.
 
-    from orchestrator.peaks import efficiency_table
+    from orchestrator.analysis.efficiency import efficiency_table
     print(efficiency_table(ok_epochs(epochs, trials)))   # one row per cell and device name
 
 Definitions (printed in report.md):
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from orchestrator.analysis.stats import CELL, HW_CLASS, steady_epochs
 from orchestrator.flops_table import train_flops
-from orchestrator.stats import CELL, HW_CLASS, steady_epochs
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Accuracy parity: does training on the GPU reach the same final test accuracy as on the CPU?
 
-    from orchestrator.parity import parity_table
+    from orchestrator.analysis.parity import parity_table
     print(parity_table(ok_epochs(epochs, trials)))   # one row per (model, batch_size, pipeline, precision)
 
 Definitions (printed in report.md):
@@ -36,8 +36,8 @@ import mpmath
 import numpy as np
 import pandas as pd
 
+from orchestrator.analysis.stats import PAIR, RUN
 from orchestrator.results import with_cell_defaults
-from orchestrator.stats import PAIR, RUN
 
 EQUIVALENCE_MARGIN_PP = 1.0  # GPU and CPU accuracy count as equivalent within +/- 1 percentage point
 PARITY_CONFIDENCE = 0.95  # the confidence level of the interval shown

@@ -1,14 +1,14 @@
 """Which CPU cell is compared with which GPU cell when a configuration ran on several hardware classes.
 
-    from orchestrator.stats import cell_summary, speedup_table
-    from orchestrator import pairing
+    from orchestrator.analysis.stats import cell_summary, speedup_table
+    from orchestrator.analysis import pairing
     pairing.class_pairs(group)          # group: the cell_summary rows of one PAIR key
     table = speedup_table(epochs)       # calls class_pairs for each PAIR key
     pairing.several_classes(table)      # some configuration on both devices has 2+ CPU or GPU classes
     pairing.several_pairs(table)        # True when the table compares 2+ (CPU class, GPU class) pairs
     for key, gpus, cpus, at in pairing.speedup_matrices(table): ...   # at[(gpu, cpu)] -> table row
 
-Pure functions over the tables of orchestrator.stats (no I/O). Definitions:
+Pure functions over the tables of orchestrator.analysis.stats (no I/O). Definitions:
     hardware class  a cell's hw_class (orchestrator.hardware): "gpu:H200", "cpu:EPYC-7763-64c";
                     "" when unknown (schema-1 results, a node without a class). "" is a class of its own.
     class pairs     for one (model, batch_size, pipeline, precision), every CPU class x every GPU class:

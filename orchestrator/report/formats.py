@@ -1,25 +1,20 @@
 """Display formats for numbers in the report, the terminal table and the figures: "—" for a number that
 was not measured, never a made-up value.
 
-    from orchestrator.formats import fmt_seconds, fmt_speedup_ci
+    from orchestrator.report.formats import fmt_seconds, fmt_speedup_ci
     fmt_seconds(5432.1)                  # "5430" (3 significant digits)
     fmt_speedup_ci(7.123, 6.8, 7.4)      # "7.12x [6.80–7.40]"
 
-Import them from here (statistics stay in orchestrator.stats).
+Import them from here (statistics stay in orchestrator.analysis.stats).
 """
 
 from __future__ import annotations
 
 import math
 
-import pandas as pd
+from orchestrator.analysis.stats import is_missing  # noqa: F401  (the renderers import it from here)
 
 DASH = "—"  # shown for a missing number (e.g. a device not measured), never a made-up value
-
-
-def is_missing(x) -> bool:
-    """None or NaN/NA: a number that was not measured."""
-    return x is None or (isinstance(x, float) and math.isnan(x)) or pd.isna(x)
 
 
 def fmt_seconds(x) -> str:

@@ -1,6 +1,6 @@
 """report.html: report.md as ONE self-contained HTML file (figures inline, CSS inline, nothing fetched).
 
-    from orchestrator.html import write_html
+    from orchestrator.report.html import write_html
     write_html(md_text, Path("reports/s1/figures"), Path("reports/s1/report.html"))
 
 The Markdown is converted with Python-Markdown (`tables` extension); every <img src="figures/NAME"> is

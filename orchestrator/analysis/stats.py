@@ -1,7 +1,7 @@
 """Statistics for the report: pure functions over the epoch DataFrame (no I/O, no plotting).
 
     from orchestrator.results import read_results
-    from orchestrator.stats import speedup_table
+    from orchestrator.analysis.stats import speedup_table
     epochs, trials = read_results(Path("results/s1"))
     print(speedup_table(epochs))   # per (model, batch_size, pipeline, precision, CPU class, GPU class)
 
@@ -13,7 +13,7 @@ Definitions used everywhere (and printed in report.md):
     epoch_s_iqr   = q75 - q25 of the same samples (numpy's default linear-interpolated percentiles)
     speedup       = median(cpu epoch_s) / median(gpu epoch_s), only between cells with the same
                     model, batch_size, pipeline and precision; one per (CPU class, GPU class) combination
-                    (orchestrator.pairing.class_pairs)
+                    (orchestrator.analysis.pairing.class_pairs)
     speedup CI    = percentile bootstrap interval (95%, seeded) of median(cpu)/median(gpu), each side
                     resampled with replacement from its steady epoch samples: bootstrap_speedup_ci
     noisy         = a side's epoch_s_iqr > NOISY_IQR_SHARE (10%) of its epoch_s median
@@ -35,8 +35,7 @@ import numpy as np
 import pandas as pd
 
 from orchestrator import results
-from orchestrator.formats import is_missing
-from orchestrator.pairing import PAIR, class_pairs
+from orchestrator.analysis.pairing import PAIR, class_pairs
 from trainables.config import NUM_CLASSES
 
 CELL = list(results.CELL)  # the cell key: defined once, in orchestrator.results
@@ -130,6 +129,12 @@ def steady_epochs(epochs: pd.DataFrame) -> pd.DataFrame:
     out = epochs[keep].copy()
     out["warmup_only"] = ~has_steady[keep]
     return out.reset_index(drop=True)
+
+
+def is_missing(x) -> bool:
+    """None or NaN/NA: a number that was not measured (here, not in report.formats, so that analysis never
+    imports display code; report.formats re-exports it)."""
+    return x is None or (isinstance(x, float) and math.isnan(x)) or pd.isna(x)
 
 
 def _names(values: Iterable) -> str:
@@ -407,7 +412,7 @@ def launch_bound(gpu_util_pct, data_share) -> bool:
 
 def speedup_table(epochs: pd.DataFrame, summary: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per (model, batch_size, pipeline, precision) and per (cpu_class, gpu_class) combination of
-    the hardware classes measured for it (orchestrator.pairing.class_pairs: every CPU class x every GPU
+    the hardware classes measured for it (analysis.pairing.class_pairs: every CPU class x every GPU
     class; a class is "" when unknown, e.g. schema-1 results, so one class a side gives one row), sorted
     by params:
 

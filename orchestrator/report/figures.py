@@ -1,13 +1,13 @@
 """Report figures as PNG files (matplotlib, Agg backend: no display needed): the two drawn from the
-summary tables, plus the style and layout shared with orchestrator.epoch_figures (the figures drawn from
-the epoch rows).
+summary tables, plus the style and layout shared with report.epoch_figures (the figures drawn from the
+epoch rows).
 
-    from orchestrator.stats import cell_summary, speedup_table
-    from orchestrator import figures
+    from orchestrator.analysis.stats import cell_summary, speedup_table
+    from orchestrator.report import figures
     figures.speedup_vs_params(speedup_table(epochs), Path("out/speedup_vs_params.png"))
     figures.epoch_time(cell_summary(epochs), Path("out/epoch_time.png"))
 
-Each function draws from the tables in orchestrator.stats and writes one file; the caller owns the path.
+Each function draws from the tables in analysis.stats and writes one file; the caller owns the path.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from orchestrator.formats import fmt_seconds  # noqa: E402
-from orchestrator.pairing import class_label, pair_label, several_pairs  # noqa: E402
+from orchestrator.analysis.pairing import class_label, pair_label, several_pairs  # noqa: E402
+from orchestrator.analysis.stats import CI_CONFIDENCE, PAPER_POINTS  # noqa: E402
+from orchestrator.report.formats import fmt_seconds  # noqa: E402
 from orchestrator.results import CONFIG  # noqa: E402
-from orchestrator.stats import CI_CONFIDENCE, PAPER_POINTS  # noqa: E402
 
 FIGSIZE = (8, 5)  # inches; every figure is FIGSIZE x DPI pixels except epoch_figures' breakdown
 DPI = 130
@@ -103,7 +103,7 @@ def speedup_vs_params(table: pd.DataFrame, path: Path) -> Path:
     paired, cut = focus(finite(table, "speedup"))
     ci_drawn = False
     hw = ["cpu_class", "gpu_class"] if {"cpu_class", "gpu_class"} <= set(paired.columns) else []
-    several = several_pairs(paired)
+    several = several_pairs(paired)  # of the lines drawn (focus may cut some), not model.several_pairs
     groups = paired.groupby(["batch_size", "pipeline", "precision"] + hw, sort=True)
     for key, g in groups:
         bs, pipeline, precision = key[:3]

@@ -1,25 +1,26 @@
-"""The report.md sections besides the results table and figures: speedup by hardware class, comparison
+"""The report.md sections besides the results tables and figures: speedup by hardware class, comparison
 with the paper, accuracy parity, compute efficiency, fidelity (from bench/fidelity.py's JSON files), notes,
-environment and failed trial attempts. Each builder returns one Markdown section; orchestrator.report puts
-them together.
+environment and failed trial attempts. Each builder renders one Markdown section from the report model;
+report.markdown puts them together.
 
-    from orchestrator import sections
-    print(sections.parity_section(epochs))        # epochs: read_results rows, after stats.ok_epochs
-    if several_classes(table): print(sections.class_matrix_section(table))   # table: stats.speedup_table
-    found = sections.read_fidelity([Path("results/s1")])  # [(file, rows)]; ResultsError if malformed
-    print(sections.fidelity_section(found) if found else "no fidelity*.json")
+    from orchestrator.report import sections
+    print(sections.parity_section(model))          # model: report.model.build_model(...)
+    if model.several_classes: print(sections.class_matrix_section(model))
     print(sections.md_table(["a", "b"], [["1", "2"]]))
 """
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 
 import pandas as pd
 
-from orchestrator.formats import (
+from orchestrator.analysis.efficiency import PEAK_COLUMN
+from orchestrator.analysis.fidelity import FIDELITY_BAR
+from orchestrator.analysis.pairing import class_label, pair_label, speedup_matrices
+from orchestrator.analysis.parity import EQUIVALENCE_MARGIN_PP, MIN_REPEATS, PARITY_CONFIDENCE, TOST_ALPHA
+from orchestrator.analysis.stats import CI_CONFIDENCE, PAPER_POINTS
+from orchestrator.report.formats import (
     DASH,
     fmt_params,
     fmt_pct,
@@ -28,23 +29,7 @@ from orchestrator.formats import (
     fmt_speedup_ci,
     is_missing,
 )
-from orchestrator.pairing import class_label, pair_label, several_pairs, speedup_matrices
-from orchestrator.parity import (
-    EQUIVALENCE_MARGIN_PP,
-    MIN_REPEATS,
-    PARITY_CONFIDENCE,
-    TOST_ALPHA,
-    parity_table,
-)
-from orchestrator.peaks import PEAK_COLUMN, efficiency_table
-from orchestrator.results import ResultsError
-from orchestrator.stats import CI_CONFIDENCE, PAPER_POINTS
-
-FIDELITY_GLOB = "fidelity*.json"  # written by bench/fidelity.py into a results directory
-# the fidelity bar: benchctl's steady-state images/s over a plain loop's must lie in it (the one definition:
-# bench/fidelity.py and bench/fidelity_pairs.py import it)
-FIDELITY_BAR = (0.97, 1.03)
-VERDICTS = ("yes", "NO", "unresolved")  # bench/fidelity_pairs.py's verdict; files without one give yes/NO
+from orchestrator.report.model import ENVIRONMENT, ReportModel
 
 
 def md_table(header: list[str], rows: list[list[str]]) -> str:
@@ -58,7 +43,7 @@ def md_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def class_matrix_section(table: pd.DataFrame) -> str:
+def class_matrix_section(model: ReportModel) -> str:
     """Per (model, batch, pipeline, precision) measured on both devices (pairing.speedup_matrices): GPU
     classes as rows, CPU classes as columns, each entry the pair's speedup with its interval, or "—"."""
     parts = [
@@ -69,7 +54,7 @@ def class_matrix_section(table: pd.DataFrame) -> str:
         f"{CI_CONFIDENCE:.0%} bootstrap interval; {DASH} where that pair was not measured on both "
         "devices. Configurations measured on one device only are listed under Results.\n"
     ]
-    for (model, batch, pipeline, precision, compile_), gpus, cpus, at in speedup_matrices(table):
+    for (name, batch, pipeline, precision, compile_), gpus, cpus, at in speedup_matrices(model.table):
 
         def entry(gpu: str, cpu: str, at=at) -> str:
             r = at.get((gpu, cpu))
@@ -78,7 +63,7 @@ def class_matrix_section(table: pd.DataFrame) -> str:
         rows = [[class_label(gpu)] + [entry(gpu, cpu) for cpu in cpus] for gpu in gpus]
         header = ["GPU class / CPU class"] + [class_label(cpu) for cpu in cpus]
         step = ", compiled" if compile_ == "on" else ""
-        title = f"### {model} (batch {batch}, {pipeline}, {precision}{step})"
+        title = f"### {name} (batch {batch}, {pipeline}, {precision}{step})"
         parts.append(f"{title}\n\n{md_table(header, rows)}\n")
     return "\n".join(parts)
 
@@ -88,11 +73,11 @@ def _hw(r, several: bool) -> str:
     return f"; {pair_label(r.cpu_class, r.gpu_class)}" if several else ""
 
 
-def paper_section(table: pd.DataFrame) -> str:
+def paper_section(model: ReportModel) -> str:
     rows = []
-    several = several_pairs(table)
-    for model, _label, params, _value, stated in PAPER_POINTS:
-        mine = table[table["model"] == model]
+    table, several = model.table, model.several_pairs
+    for name, _label, params, _value, stated in PAPER_POINTS:
+        mine = table[table["model"] == name]
         ours = [
             f"{fmt_speedup(r.speedup)} (batch {r.batch_size}, {r.pipeline}, {r.precision}{_hw(r, several)}; "
             + (
@@ -104,7 +89,7 @@ def paper_section(table: pd.DataFrame) -> str:
         ]
         ours_params = fmt_params(mine["params"].max()) if len(mine) else DASH
         rows.append(
-            [model, fmt_params(params), stated, ours_params, "<br>".join(ours) or f"{DASH} (not measured)"]
+            [name, fmt_params(params), stated, ours_params, "<br>".join(ours) or f"{DASH} (not measured)"]
         )
     text = md_table(["model", "paper params", "paper speedup", "our params", "our speedup"], rows)
     return (
@@ -124,12 +109,12 @@ def _parity_sides(r) -> list[tuple[float, bool]]:
     return [(r.cpu_acc_pct, r.cpu_capped), (r.gpu_acc_pct, r.gpu_capped)]
 
 
-def parity_section(epochs: pd.DataFrame) -> str:
-    """Final test accuracy CPU vs GPU per configuration: orchestrator.parity.parity_table."""
+def parity_section(model: ReportModel) -> str:
+    """Final test accuracy CPU vs GPU per configuration: model.parity (analysis.parity.parity_table)."""
     header = ["model", "batch", "pipeline", "precision", "CPU acc", "GPU acc", "diff pp"]
     header += [f"{PARITY_CONFIDENCE:.0%} CI pp", "verdict", "n CPU/GPU"]
     rows = []
-    for r in parity_table(epochs).itertuples():
+    for r in model.parity.itertuples():
         apart = r.cpu_capped != r.gpu_capped  # a capped side's accuracy is not the device's: no diff
         accs = [f"{_pp(a, False)}%" + (" (capped)" if c else "") for a, c in _parity_sides(r)]
         rows.append(
@@ -159,19 +144,18 @@ def parity_section(epochs: pd.DataFrame) -> str:
     )
 
 
-def efficiency_section(epochs: pd.DataFrame) -> str:
-    """Achieved TFLOP/s and MFU per cell and device name: orchestrator.peaks.efficiency_table."""
+def efficiency_section(model: ReportModel) -> str:
+    """Achieved TFLOP/s and MFU per cell and device name: model.efficiency (analysis.efficiency)."""
     header = ["model", "batch", "pipeline", "precision", "device", "device name", "GFLOP/train image"]
     header += ["images/s", "achieved TFLOP/s", "peak TFLOP/s", "MFU"]
-    table = efficiency_table(epochs)
-    several = {dev for dev, g in table.groupby("device") if g["hw_class"].nunique() > 1}  # show the class
+    several = model.efficiency_classes  # their rows show the class
     rows = [
         [r.model, str(r.batch_size), r.pipeline, r.precision, r.device.upper()]
         + [_device_name(r, several), fmt_seconds(r.gflop_per_image)]
         + [fmt_seconds(r.images_per_s), fmt_seconds(r.achieved_tflops)]
         + [DASH if is_missing(r.peak_tflops) else f"{r.peak_tflops:g} ({PEAK_COLUMN[r.precision].upper()})"]
         + [fmt_pct(r.mfu)]
-        for r in table.itertuples()
+        for r in model.efficiency.itertuples()
     ]
     return (
         "## Compute efficiency\n\n"
@@ -179,66 +163,28 @@ def efficiency_section(epochs: pd.DataFrame) -> str:
         "only: convolutions and linear layers, 2 FLOPs per multiply-add; counted by PyTorch's "
         "FlopCounterMode). **images/s** = median over the cell's non-warm-up epochs (input waits included). "
         "**achieved TFLOP/s** = GFLOP/train image × images/s / 1000. **MFU** = achieved / peak dense "
-        "TFLOP/s of the GPU from its datasheet (orchestrator/peaks.py): the BF16 tensor-core peak for amp, "
-        "the FP32 non-tensor peak for fp32. cuDNN may run fp32 convolutions on TF32 tensor cores (PyTorch's "
-        "default), so fp32 MFU can exceed what the FP32 peak suggests, even 100%; it is shown as measured. "
-        "No MFU (—) for CPUs and GPUs without a tabulated peak.\n\n" + md_table(header, rows) + "\n"
+        "TFLOP/s of the GPU from its datasheet (orchestrator/analysis/efficiency.py): the BF16 tensor-core "
+        "peak for amp, the FP32 non-tensor peak for fp32. cuDNN may run fp32 convolutions on TF32 tensor "
+        "cores (PyTorch's default), so fp32 MFU can exceed what the FP32 peak suggests, even 100%; it is "
+        "shown as measured. No MFU (—) for CPUs and GPUs without a tabulated peak.\n\n"
+        + md_table(header, rows)
+        + "\n"
     )
 
 
-def _device_name(r, several: set) -> str:
+def _device_name(r, several: frozenset) -> str:
     """An efficiency row's device name, with its hardware class when its device has several classes."""
     name = DASH if is_missing(r.device_name) else str(r.device_name)
     return f"{name} ({class_label(r.hw_class)})" if r.device in several else name
-
-
-def _fidelity_rows(path: Path) -> list[dict]:
-    """The rows of one bench/fidelity.py JSON file, validated; ResultsError naming the file if malformed.
-    Plain json.loads: nothing is unpickled or executed."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ResultsError(f"{path}: not a readable fidelity JSON file ({exc}); fix or move it") from None
-    if not isinstance(data, list):
-        raise ResultsError(f"{path}: a fidelity file holds a JSON list of cells, found {type(data).__name__}")
-    kinds = {
-        "cell": (str,),
-        "torch_threads": (int,),
-        "data_workers": (int,),
-        "benchctl_ips": (int, float),
-        "plain_ips": (int, float),
-        "ratio": (int, float),
-        "within_bar": (bool,),
-    }
-    for i, row in enumerate(data):
-        if not isinstance(row, dict):
-            raise ResultsError(f"{path}: entry {i} is {type(row).__name__}, not an object")
-        for key, types in kinds.items():
-            value = row.get(key)
-            if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
-                raise ResultsError(
-                    f"{path}: entry {i} ({row.get('cell', '?')}): `{key}` missing or not "
-                    f"{'/'.join(t.__name__ for t in types)} (got {value!r})"
-                )
-        if "verdict" in row and row["verdict"] not in VERDICTS:
-            raise ResultsError(
-                f"{path}: entry {i} ({row['cell']}): `verdict` must be one of {', '.join(VERDICTS)} "
-                f"(got {row['verdict']!r})"
-            )
-    return data
-
-
-def read_fidelity(results_dirs: list[Path]) -> list[tuple[Path, list[dict]]]:
-    """(file, rows) for every fidelity*.json in the results dirs, each file once, in a stable order."""
-    files = dict.fromkeys(f.resolve() for d in results_dirs for f in sorted(Path(d).glob(FIDELITY_GLOB)))
-    return [(f, _fidelity_rows(f)) for f in files if f.is_file()]
 
 
 def _fixed(x: float, decimals: int) -> str:
     return f"{float(x):.{decimals}f}" if math.isfinite(float(x)) else DASH
 
 
-def fidelity_section(found: list[tuple[Path, list[dict]]]) -> str:
+def fidelity_section(model: ReportModel) -> str:
+    """model.fidelity's rows (analysis.fidelity), with the file of each when there are several."""
+    found = model.fidelity
     low, high = FIDELITY_BAR
     several = len(found) > 1
     header = ["cell", "threads", "workers", "benchctl img/s", "plain img/s", "ratio", f"within {low}–{high}"]
@@ -278,24 +224,19 @@ def _cut_short(trials: pd.DataFrame | None, sweep: str, trial: str) -> str:
     return f" ({int(done)} of {int(rows['epochs_planned'].max())} epochs on disk, in no statistic)"
 
 
-def notes_section(
-    table: pd.DataFrame,
-    summary: pd.DataFrame,
-    unfinished: list[tuple[Path, str]] | None = None,
-    trials: pd.DataFrame | None = None,
-) -> str:
-    """Flags per cell, one-sided cells, pooled hosts, and planned trials without a result (`unfinished`:
-    (results dir, trial id), from results.unfinished_trials), with the epochs a cut one left (`trials`)."""
+def notes_section(model: ReportModel) -> str:
+    """Flags per cell, one-sided cells, pooled hosts, and planned trials without a result
+    (model.unfinished), with the epochs a cut one left (from model.trials)."""
     notes = []
-    several = several_pairs(table)
-    for r in table.itertuples():
+    several, unfinished, trials = model.several_pairs, model.unfinished, model.trials
+    for r in model.table.itertuples():
         name = f"{r.model} (batch {r.batch_size}, {r.pipeline}, {r.precision}{_hw(r, several)})"
         if r.flags:
             notes.append(f"- {name}: {r.flags}")
         for dev, other in (("cpu", "gpu"), ("gpu", "cpu")):
             if getattr(r, f"{dev}_n") == 0:
                 notes.append(f"- {name}: no {dev.upper()} measurement, so no speedup (only {other.upper()})")
-    if (summary["hosts"].str.contains(",")).any():
+    if (model.summary["hosts"].str.contains(",")).any():
         notes.append("- some cells pool epochs from several hosts (see Environment)")
     for d in dict.fromkeys(d for d, _ in unfinished or []):
         ids = [t for dd, t in unfinished if dd == d]
@@ -320,23 +261,14 @@ def _distinct(df: pd.DataFrame, col: str) -> str:
     return ", ".join(f"`{v}`" for v in values) if values else DASH
 
 
-def environment_section(epochs: pd.DataFrame, trials: pd.DataFrame) -> str:
+def environment_section(model: ReportModel) -> str:
+    epochs, trials = model.epochs, model.trials
     source = trials if not trials.empty else epochs
     lines = ["## Environment\n"]
     lines.append(f"- hosts: {_distinct(pd.concat([epochs[['host']], source[['host']]]), 'host')}")
     for dev in ("cpu", "gpu"):
         lines.append(f"- {dev.upper()} devices: {_distinct(epochs[epochs['device'] == dev], 'device_name')}")
-    for col, label in [
-        ("cpu_model", "CPU models"),
-        ("gpu_name", "GPU names"),
-        ("gpu_driver", "GPU driver"),
-        ("cuda_runtime", "CUDA runtime"),
-        ("torch", "torch"),
-        ("torchvision", "torchvision"),
-        ("ray", "ray"),
-        ("python", "python"),
-        ("git_commit", "git commit"),
-    ]:
+    for col, label in ENVIRONMENT.items():
         lines.append(f"- {label}: {_distinct(trials, col)}")
     lines.append(f"- energy notes (why an energy column is empty): {_energy_notes(trials)}")
     return "\n".join(lines) + "\n"
@@ -356,7 +288,8 @@ def _energy_notes(trials: pd.DataFrame) -> str:
     return "; ".join(sorted(reasons)) or "none"
 
 
-def failures_section(trials: pd.DataFrame) -> str:
+def failures_section(model: ReportModel) -> str:
+    trials = model.trials
     failed = trials[trials["status"] == "error"] if not trials.empty else trials
     if failed.empty:
         return "## Failed trial attempts\n\nNone.\n"
@@ -371,8 +304,8 @@ def failures_section(trials: pd.DataFrame) -> str:
     )
 
 
-def compile_gain_section(gain: pd.DataFrame) -> str:
-    """Eager against compiled, per cell measured both ways: orchestrator.compile_gain.compile_gain_table."""
+def compile_gain_section(model: ReportModel) -> str:
+    """Eager against compiled, per cell measured both ways: model.compile_gain (analysis.compile_gain)."""
     header = ["model", "device", "batch", "pipeline", "precision", "eager img/s", "compiled img/s", "gain"]
     header += ["compile s", "pays off after"]
     rows = [
@@ -380,7 +313,7 @@ def compile_gain_section(gain: pd.DataFrame) -> str:
          str(r.batch_size), r.pipeline, r.precision, fmt_seconds(r.eager_ips), fmt_seconds(r.compiled_ips),
          f"{r.gain:.2f}x", fmt_seconds(r.compile_s),
          "never" if is_missing(r.payoff_epochs) else f"{r.payoff_epochs:.1f} epochs"]
-        for r in gain.itertuples()
+        for r in model.compile_gain.itertuples()
     ]  # fmt: skip
     return (
         "## Compiled against eager\n\n"

@@ -1,9 +1,9 @@
 """ "What this shows": a short paragraph written from the speedup table, for the top of report.md.
 
-    from orchestrator.narrative import what_this_shows
-    print(what_this_shows(speedup_table(epochs)))
+    from orchestrator.report.narrative import what_this_shows
+    print(what_this_shows(model))   # model: report.model.build_model(...), or ReportModel.of_table(table)
 
-A pure function of the table (orchestrator.stats.speedup_table): no I/O, no randomness. Each sentence
+A pure function of the model's speedup table and its facts: no I/O, no randomness. Each sentence
 comes from one helper that returns "" when its condition does not hold:
     range        the spread of speedups over the cells measured on both devices, and the largest
     slower       cells where the GPU was slower than the CPU (speedup < 1)
@@ -18,10 +18,11 @@ from __future__ import annotations
 import pandas as pd
 
 from orchestrator import results
-from orchestrator.formats import fmt_pct, fmt_speedup, is_missing
-from orchestrator.pairing import pair_label, several_pairs
+from orchestrator.analysis.pairing import pair_label
+from orchestrator.analysis.stats import INPUT_BOUND_SHARE, PAPER_POINTS
+from orchestrator.report.formats import fmt_pct, fmt_speedup, is_missing
+from orchestrator.report.model import ReportModel
 from orchestrator.results import with_cell_defaults
-from orchestrator.stats import INPUT_BOUND_SHARE, PAPER_POINTS
 
 CONFIG = list(results.CONFIG)  # batch, pipeline, precision, compile: a model's configuration
 # Flags that make an epoch time (and so a speedup) less certain; partial-eval concerns accuracy only.
@@ -35,12 +36,11 @@ def _config(r, hw: bool = False) -> str:
     )
 
 
-def _namer(table: pd.DataFrame):
+def _namer(model: ReportModel):
     """Cell names: the model alone when the table holds one (batch, pipeline, precision) config, else
     model/bsN/pipeline/precision (the trial-name style); followed by " (gpu:H200 vs cpu:...)" when the
-    table compares several hardware pairs (pairing.several_pairs)."""
-    several = len(with_cell_defaults(table)[CONFIG].drop_duplicates()) > 1 if len(table) else False
-    hw = several_pairs(table)
+    table compares several hardware pairs (model.several_pairs)."""
+    several, hw = model.several_configs, model.several_pairs
 
     def name(r) -> str:
         base = f"{r.model}/bs{r.batch_size}/{r.pipeline}/{r.precision}" if several else str(r.model)
@@ -58,8 +58,8 @@ def _paired(table: pd.DataFrame) -> pd.DataFrame:
     return table[values.notna().to_numpy() & (values > 0).to_numpy()]
 
 
-def range_sentence(table: pd.DataFrame) -> str:
-    paired, name = _paired(table), _namer(table)
+def range_sentence(model: ReportModel) -> str:
+    paired, name = _paired(model.table), _namer(model)
     if paired.empty:
         return "No cell was measured on both CPU and GPU, so these results give no speedup."
     if len(paired) == 1:
@@ -74,17 +74,17 @@ def range_sentence(table: pd.DataFrame) -> str:
     )
 
 
-def slower_sentence(table: pd.DataFrame) -> str:
-    paired, name = _paired(table), _namer(table)
+def slower_sentence(model: ReportModel) -> str:
+    paired, name = _paired(model.table), _namer(model)
     slower = [f"{name(r)} ({fmt_speedup(r.speedup)})" for r in paired.itertuples() if r.speedup < 1]
     return f"The GPU was slower than the CPU for {_join(slower)}." if slower else ""
 
 
-def input_bound_sentence(table: pd.DataFrame) -> str:
-    name = _namer(table)
+def input_bound_sentence(model: ReportModel) -> str:
+    name = _namer(model)
     bound = [
         f"{name(r)} ({fmt_pct(r.gpu_data_share, 0)})"
-        for r in table.itertuples()
+        for r in model.table.itertuples()
         if not is_missing(r.gpu_data_share) and float(r.gpu_data_share) > INPUT_BOUND_SHARE
     ]
     if not bound:
@@ -96,12 +96,12 @@ def input_bound_sentence(table: pd.DataFrame) -> str:
     )
 
 
-def trend_sentences(table: pd.DataFrame) -> list[str]:
+def trend_sentences(model: ReportModel) -> list[str]:
     """Over each config (and hardware pair, when the table has class columns) with 2+ paired models of
     different sizes: one sentence for the configs where speedup grows strictly with parameter count, one
     for those where it does not; none when no config has two sizes to compare."""
-    paired = _paired(table)
-    hw = several_pairs(paired)
+    paired = _paired(model.table)
+    hw = model.several_pairs  # several_pairs counts only paired rows, so the same for `paired`
     paired = with_cell_defaults(paired)
     keys = CONFIG + (["cpu_class", "gpu_class"] if {"cpu_class", "gpu_class"} <= set(paired.columns) else [])
     several = len(paired[keys].drop_duplicates()) > 1
@@ -126,10 +126,10 @@ def trend_sentences(table: pd.DataFrame) -> list[str]:
     return out
 
 
-def flagged_sentence(table: pd.DataFrame) -> str:
+def flagged_sentence(model: ReportModel) -> str:
     """Timing flags (TIMING_FLAGS) with the cells that carry them; flags carried by the same cells are
     named together, and a set covering every row of the table is called "all N cells"."""
-    name = _namer(table)
+    name, table = _namer(model), model.table
     cells: dict[str, list[str]] = {}  # flag -> cell names, in table order
     for r in table.itertuples():
         for flag in str(r.flags or "").split(", "):
@@ -148,17 +148,17 @@ def flagged_sentence(table: pd.DataFrame) -> str:
     return f"Some epoch times are less certain: {'; '.join(parts)} (see How to read this and Notes)."
 
 
-def what_this_shows(table: pd.DataFrame) -> str:
+def what_this_shows(model: ReportModel) -> str:
     """The paragraph: the sentences above that apply, in that order, space-joined."""
     sentences = [
-        range_sentence(table),
-        slower_sentence(table),
-        input_bound_sentence(table),
-        *trend_sentences(table),
-        flagged_sentence(table),
+        range_sentence(model),
+        slower_sentence(model),
+        input_bound_sentence(model),
+        *trend_sentences(model),
+        flagged_sentence(model),
     ]
     return " ".join(s for s in sentences if s)
 
 
-def section(table: pd.DataFrame) -> str:
-    return "## What this shows\n\n" + what_this_shows(table) + "\n"
+def section(model: ReportModel) -> str:
+    return "## What this shows\n\n" + what_this_shows(model) + "\n"

@@ -1,7 +1,7 @@
 """Report figures drawn from the epoch rows (read_results, not the summary tables), as PNG files; style
-and bar layout come from orchestrator.figures.
+and bar layout come from orchestrator.report.figures.
 
-    from orchestrator import epoch_figures
+    from orchestrator.report import epoch_figures
     epoch_figures.epoch_breakdown(epochs, Path("out/epoch_breakdown.png"))      # epochs: the epoch rows
     epoch_figures.accuracy_per_epoch(epochs, Path("out/accuracy_per_epoch.png"))
     epoch_figures.throughput_vs_batch(epochs, Path("out/throughput.png"))      # None: one batch size only
@@ -16,14 +16,15 @@ from pathlib import Path
 
 import matplotlib
 
-matplotlib.use("Agg")  # before pyplot: this module may be imported before orchestrator.figures
+matplotlib.use("Agg")  # before pyplot: this module may be imported before orchestrator.report.figures
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-from orchestrator.figures import (  # noqa: E402
+from orchestrator.analysis.stats import CELL, CLASS_CELL, INPUT_BOUND_SHARE, steady_epochs  # noqa: E402
+from orchestrator.report.figures import (  # noqa: E402
     DEVICE_COLORS,
     FIGSIZE,
     _cut,
@@ -33,9 +34,9 @@ from orchestrator.figures import (  # noqa: E402
     label_cells,
     save,
 )
-from orchestrator.formats import fmt_seconds  # noqa: E402
+from orchestrator.report.formats import fmt_seconds  # noqa: E402
+from orchestrator.report.model import batch_sizes  # noqa: E402
 from orchestrator.results import with_cell_defaults
-from orchestrator.stats import CELL, CLASS_CELL, INPUT_BOUND_SHARE, steady_epochs  # noqa: E402
 
 BREAKDOWN_FIGSIZE = (8, 6.5)  # two panels: training epoch split + test pass
 # throughput line styles per hardware class of a device: [CPU styles, GPU styles], the first class's first
@@ -199,11 +200,6 @@ def accuracy_per_epoch(epochs: pd.DataFrame, path: Path) -> Path:
         ax.set_axis_off()
     fig.suptitle("Test accuracy after each epoch, CPU vs GPU (median over repeats)" + _cut(cut), fontsize=11)
     return save(fig, path)
-
-
-def batch_sizes(epochs: pd.DataFrame) -> list:
-    """The distinct batch sizes of the epoch rows, ascending."""
-    return sorted({int(b) for b in epochs.get("batch_size", pd.Series(dtype=float)).dropna()})
 
 
 def throughput_applies(epochs: pd.DataFrame) -> bool:

@@ -1,0 +1,190 @@
+"""The report model: every number and fact a report shows, computed once from the results.
+
+    from orchestrator.report.model import build_model
+    model = build_model([Path("results/s1")])
+    model.table, model.parity, model.several_pairs      # what each renderer reads
+
+build_model reads the sweeps and computes the tables of orchestrator.analysis once; the renderers
+(markdown, terminal, json, figures) read them from the model, and the facts several of them need
+(several_pairs, has_classes, ...) are fields, not recomputed per section. The epoch figures alone still
+take medians of their own, from model.epochs, for what no table holds (per-epoch accuracy, the epoch
+split, throughput per batch size). ReportModel.of_table makes a model of a speedup table alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from orchestrator.analysis import compile_gain, efficiency, pairing, parity
+from orchestrator.analysis.fidelity import read_fidelity
+from orchestrator.analysis.stats import cell_summary, ok_epochs, speedup_table
+from orchestrator.results import (
+    CELL,
+    CONFIG,
+    EPOCH_SCHEMA,
+    HW_CLASS,
+    RUN,
+    Pooling,
+    ResultsError,
+    pooling,
+    read_many,
+    unfinished_trials,
+    with_cell_defaults,
+)
+
+
+def has_classes(table: pd.DataFrame) -> bool:
+    """Whether any row of a speedup_table names a hardware class (schema-1 results never do)."""
+    cols = [c for c in ("cpu_class", "gpu_class") if c in table]
+    return any(table[c].fillna("").astype(str).ne("").any() for c in cols)
+
+
+def has_compiled(table: pd.DataFrame) -> bool:
+    """Whether any row of a speedup_table is a compiled cell (--compile on)."""
+    return bool("compile" in table and table["compile"].eq("on").any())
+
+
+def batch_sizes(epochs: pd.DataFrame) -> list:
+    """The distinct batch sizes of the epoch rows, ascending."""
+    return sorted({int(b) for b in epochs.get("batch_size", pd.Series(dtype=float)).dropna()})
+
+
+def several_configs(table: pd.DataFrame) -> bool:
+    """Whether the rows hold more than one configuration (results.CONFIG: batch size, pipeline, ...)."""
+    return len(with_cell_defaults(table)[list(CONFIG)].drop_duplicates()) > 1 if len(table) else False
+
+
+@dataclass(frozen=True)
+class ReportModel:
+    """The report's content. The DataFrames are not copied: renderers read them and never write them."""
+
+    table: pd.DataFrame  # analysis.stats.speedup_table: one row per configuration and hardware pair
+    summary: pd.DataFrame = field(default_factory=pd.DataFrame)  # analysis.stats.cell_summary
+    epochs: pd.DataFrame = field(default_factory=pd.DataFrame)  # ok_epochs: what every number comes from
+    trials: pd.DataFrame = field(default_factory=pd.DataFrame)  # every attempt, one row each
+    parity: pd.DataFrame = field(default_factory=pd.DataFrame)  # analysis.parity.parity_table
+    efficiency: pd.DataFrame = field(default_factory=pd.DataFrame)  # analysis.efficiency.efficiency_table
+    compile_gain: pd.DataFrame = field(default_factory=pd.DataFrame)  # analysis.compile_gain
+    fidelity: tuple[tuple[Path, list[dict]], ...] = ()  # analysis.fidelity.read_fidelity
+    unfinished: tuple[tuple[Path, str], ...] = ()  # (results dir, trial id) planned without a result
+    sweeps: tuple[str, ...] = ()
+    results_dirs: tuple[Path, ...] = ()
+    n_runs: int = 0  # completed (sweep, trial, attempt) the epochs come from
+    pooled: Pooling | None = None  # results.pooling: what was pooled across differing conditions
+    batch_sizes: tuple[int, ...] = ()  # the epochs' distinct batch sizes, ascending
+    # facts of the speedup table that several renderers need
+    several_pairs: bool = False  # it compares 2+ (CPU class, GPU class) pairs: names carry the pair
+    several_classes: bool = False  # a configuration has a class matrix larger than 1 x 1
+    has_classes: bool = False  # some row names a hardware class: the class columns are shown
+    has_compiled: bool = False  # some row is a compiled cell: the step column is shown
+    several_configs: bool = False  # 2+ configurations: cell names carry batch, pipeline, precision
+    # the devices whose efficiency rows span 2+ hardware classes: those rows name their class
+    efficiency_classes: frozenset[str] = frozenset()
+
+    @classmethod
+    def of_table(cls, table: pd.DataFrame, **fields) -> ReportModel:
+        """A model of a speedup table (and any other fields given), its facts computed from it."""
+        return cls(table=table, **_facts(table), **fields)
+
+    def pooled_note(self, quote: str = "") -> str:
+        """results.Pooling.note for these results dirs ("" when nothing was pooled)."""
+        return self.pooled.note(len(self.results_dirs) > 1, quote) if self.pooled else ""
+
+
+def _facts(table: pd.DataFrame) -> dict:
+    return dict(
+        several_pairs=pairing.several_pairs(table),
+        several_classes=pairing.several_classes(table),
+        has_classes=has_classes(table),
+        has_compiled=has_compiled(table),
+        several_configs=several_configs(table),
+    )
+
+
+# The trials columns the Environment section lists (report.sections), each with its label: read here,
+# shown there, named once.
+ENVIRONMENT = {
+    "cpu_model": "CPU models", "gpu_name": "GPU names", "gpu_driver": "GPU driver",
+    "cuda_runtime": "CUDA runtime", "torch": "torch", "torchvision": "torchvision", "ray": "ray",
+    "python": "python", "git_commit": "git commit",
+}  # fmt: skip
+# What the report reads of each kind: the trials files carry 64 columns and the epochs files 45, and
+# every column of every file costs its decoding (~6 us a column, 9,600 files at 100,800 rows).
+# The trials columns a section, ok_epochs or compile_gain reads (each one of TRIAL_SCHEMA's: a test
+# checks it, as read_many would read a misspelt name as an absent, all-null column):
+TRIAL_COLUMNS = RUN + CELL + (HW_CLASS, "host") + (
+    "status", "error", "epochs_planned", "epochs_done", "overlapped_with", "compile_s", "energy_notes",
+) + tuple(ENVIRONMENT)  # fmt: skip
+# the epoch columns nothing in the report reads (each one of EPOCH_SCHEMA's, checked as above); --format
+# csv writes every column, so it reads them too
+UNREAD_EPOCH_COLUMNS = ("repeat", "seed", "restored", "measured_s", "train_loss", "eval_images",
+                         "gpu_mem_peak_mb", "host_busy_pct", "checkpoint_s", "checkpoint_mb")  # fmt: skip
+
+
+def _read_all(results_dirs: list[Path], every_epoch_column: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
+    if not results_dirs:
+        raise ResultsError(
+            "no results directories given; pass the folder(s) a sweep wrote, e.g. results/<sweep>"
+        )
+    epoch_columns = (
+        None if every_epoch_column else [c for c in EPOCH_SCHEMA.names if c not in UNREAD_EPOCH_COLUMNS]
+    )
+    # every directory's files at once; a ResultsError propagates unchanged
+    epochs, trials = read_many(
+        map(Path, results_dirs), epoch_columns=epoch_columns, trial_columns=TRIAL_COLUMNS
+    )
+    if not trials.empty:
+        trials = trials.drop_duplicates(subset=["sweep", "trial", "attempt"]).reset_index(drop=True)
+    return epochs, trials
+
+
+def _all_sweeps(epochs: pd.DataFrame, trials: pd.DataFrame) -> object:
+    """The distinct sweep names of the epoch and trial rows (unique() first: 100k rows, few names)."""
+    return pd.concat([epochs["sweep"], trials.get("sweep", pd.Series())]).dropna().unique()
+
+
+def build_model(
+    results_dirs: list[Path], pool: bool = False, every_epoch_column: bool = False
+) -> ReportModel:
+    """Read the sweeps and compute everything the report shows. Sweeps run under different conditions are
+    refused unless `pool` (results.pooling); no completed epoch, or a malformed fidelity file, is a
+    ResultsError. `every_epoch_column`: keep the epoch columns no number reads (for epochs.csv)."""
+    epochs, trials = _read_all(results_dirs, every_epoch_column)
+    pooled = pooling(results_dirs, allow=pool)  # refuses differing conditions unless allowed
+    epochs = ok_epochs(epochs, trials)
+    if epochs.empty:
+        n_failed = int((trials["status"] == "error").sum()) if not trials.empty else 0
+        raise ResultsError(
+            f"{', '.join(str(d) for d in results_dirs)}: no completed epochs to report "
+            f"({n_failed} failed trial attempt(s)); check the errors in trials/*.parquet, fix them "
+            "and run the sweep again"
+        )
+    fidelity = read_fidelity(results_dirs)  # a malformed file fails here, before anything is written
+    summary = cell_summary(epochs)
+    table = speedup_table(epochs, summary)
+    gains = efficiency.efficiency_table(epochs)
+    by_device = gains.groupby("device")["hw_class"].nunique()
+    return ReportModel.of_table(
+        table,
+        summary=summary,
+        epochs=epochs,
+        trials=trials,
+        parity=parity.parity_table(epochs),
+        efficiency=gains,
+        compile_gain=compile_gain.compile_gain_table(epochs, trials),
+        fidelity=tuple(fidelity),
+        unfinished=tuple(
+            (Path(d), t)
+            for d in results_dirs
+            for t in unfinished_trials(Path(d), trials, map(Path, results_dirs))
+        ),
+        sweeps=tuple(sorted({str(s) for s in _all_sweeps(epochs, trials)})),
+        results_dirs=tuple(Path(d) for d in results_dirs),
+        n_runs=epochs[list(RUN)].drop_duplicates().shape[0],
+        pooled=pooled,
+        batch_sizes=tuple(batch_sizes(epochs)),
+        efficiency_classes=frozenset(by_device[by_device > 1].index),
+    )

@@ -1,0 +1,92 @@
+"""The speedup table rendered for people: a headline table (the answer) and a details table (everything
+else); report.terminal prints the headline's columns as plain text.
+
+    from orchestrator.report import tables
+    print(tables.headline_section(model))     # model: report.model.build_model(...)
+    print(tables.details_section(model))
+
+The report used to open with one ~19-column table that scrolled sideways; the headline keeps what answers
+"how much faster, and at what accuracy", the rest moves to Details. Rows of the two tables are in the
+same order, so a headline row's details are in the same position.
+"""
+
+from __future__ import annotations
+
+from orchestrator.analysis.pairing import class_label
+from orchestrator.analysis.stats import accuracy_comparable
+from orchestrator.report.formats import (
+    DASH,
+    fmt_params,
+    fmt_pct,
+    fmt_seconds,
+    fmt_speedup,
+    fmt_speedup_ci,
+    fmt_util,
+)
+from orchestrator.report.model import ReportModel
+from orchestrator.report.sections import md_table
+
+
+def _acc(acc, capped, other_capped, other_n) -> str:
+    """A side's accuracy; "31.0% (capped)" when it came from capped work beside an uncapped, measured
+    other side: the two numbers are not comparable, and a bare pair would read as a device gap."""
+    text = fmt_pct(acc)
+    apart = other_n and not accuracy_comparable(capped, other_capped)
+    return f"{text} (capped)" if capped and apart and text != DASH else text
+
+
+# Every column a results table can show: header -> how one speedup-table row renders in it.
+_COLUMNS = {
+    "model": lambda r: r.model,
+    "params": lambda r: fmt_params(r.params),
+    "batch": lambda r: str(r.batch_size),
+    "pipeline": lambda r: r.pipeline,
+    "precision": lambda r: r.precision,
+    "step": lambda r: "compiled" if getattr(r, "compile", "off") == "on" else "eager",
+    "CPU class": lambda r: class_label(r.cpu_class) if r.cpu_n else DASH,
+    "GPU class": lambda r: class_label(r.gpu_class) if r.gpu_n else DASH,
+    "CPU epoch s": lambda r: fmt_seconds(r.cpu_epoch_s),
+    "GPU epoch s": lambda r: fmt_seconds(r.gpu_epoch_s),
+    "speedup": lambda r: fmt_speedup_ci(r.speedup, r.speedup_low, r.speedup_high),
+    "CPU acc": lambda r: _acc(r.cpu_acc, r.cpu_capped, r.gpu_capped, r.gpu_n),
+    "GPU acc": lambda r: _acc(r.gpu_acc, r.gpu_capped, r.cpu_capped, r.cpu_n),
+    "CPU data-wait": lambda r: fmt_pct(r.cpu_data_share, 0),
+    "GPU data-wait": lambda r: fmt_pct(r.gpu_data_share, 0),
+    "GPU J/epoch": lambda r: fmt_seconds(r.gpu_energy_j),
+    "GPU util": lambda r: fmt_util(r.gpu_util_pct),
+    "energy speedup": lambda r: fmt_speedup(r.energy_speedup),
+    "n CPU/GPU": lambda r: f"{r.cpu_n}/{r.gpu_n}",
+    "flags": lambda r: r.flags or "",
+}
+_KEY = ["model", "batch", "pipeline", "precision", "step", "CPU class", "GPU class"]  # names a Details row
+HEADLINE = ["model", "params", "batch", "pipeline", "precision", "step", "CPU class", "GPU class"]
+HEADLINE += ["CPU epoch s"]
+HEADLINE += ["GPU epoch s", "speedup", "CPU acc", "GPU acc"]
+DETAILS = _KEY + [c for c in _COLUMNS if c not in HEADLINE]
+
+
+def columns(model: ReportModel, names: list[str]) -> list[str]:
+    """`names` without "CPU class" / "GPU class" unless the table names a class (has_classes), and
+    without "step" unless it holds a compiled cell (eager alone is the paper's setting, said nowhere)."""
+    drop = set() if model.has_classes else {"CPU class", "GPU class"}
+    drop |= set() if model.has_compiled else {"step"}
+    return [c for c in names if c not in drop]
+
+
+def rows(model: ReportModel, names: list[str]) -> list[list[str]]:
+    """Each speedup-table row rendered in the columns `names`."""
+    return [[_COLUMNS[c](r) for c in names] for r in model.table.itertuples()]
+
+
+def headline_section(model: ReportModel) -> str:
+    shown = columns(model, HEADLINE)
+    return "## Results\n\n" + md_table(shown, rows(model, shown)) + "\n"
+
+
+def details_section(model: ReportModel) -> str:
+    shown = columns(model, DETAILS)
+    return (
+        "## Details\n\n"
+        "The rest of each Results row, in the same order: data-wait shares, energy, samples and flags "
+        "(How to read this explains each).\n\n" + md_table(shown, rows(model, shown)) + "\n"
+    )
