@@ -24,7 +24,10 @@ def test_a_run_continued_from_its_checkpoint_ends_as_the_uninterrupted_run(tiny,
     for mine, theirs in zip(first + rest, whole, strict=True):  # same batches, same updates
         assert mine["train_loss"] == pytest.approx(theirs["train_loss"], rel=1e-5)
         assert mine["test_acc"] == pytest.approx(theirs["test_acc"], abs=1e-9)
-    assert whole[-1]["test_acc"] > 0.15  # above chance (0.1): equal accuracies say something
+    # Equal numbers say something only if the runs learn: the loss falls and some epoch beats chance
+    # (0.1). Not the last epoch's accuracy alone: on 128 test images it swings by +-0.05 per epoch.
+    assert whole[-1]["train_loss"] < whole[0]["train_loss"] - 0.1
+    assert max(r["test_acc"] for r in whole) > 0.15
 
 
 def test_a_checkpoint_of_another_trial_is_refused(tiny, tmp_path):
