@@ -29,13 +29,15 @@ def pids_with_env(text: str) -> list[int]:
 
 
 def trial_rows(results_dir: Path) -> list[dict]:
-    """The trials rows a running sweep has written so far (each file is replaced atomically)."""
+    """The trials rows a running sweep has written so far. Each file is replaced atomically, so it is
+    opened once (pq.ParquetFile): pq.read_table(path) opens the path again after reading its footer,
+    and a replacement between the two opens pairs the old footer with the new pages."""
     import pyarrow.parquet as pq
 
     return [
         row
         for f in sorted((results_dir / "trials").glob("*.parquet"))
-        for row in pq.read_table(f).to_pylist()
+        for row in pq.ParquetFile(f).read().to_pylist()
     ]
 
 
