@@ -9,7 +9,7 @@ Definitions:
     cell      = (model, device, batch_size, pipeline, precision, hw_class), as stats.CLASS_CELL: a
                 cell of A is matched only with the same cell of B (hardware classes never pooled)
     ratio     = median(B steady epoch_s) / median(A steady epoch_s): above 1, B took longer
-    interval  = stats.bootstrap_speedup_ci(B samples, A samples): the same seeded percentile bootstrap
+    interval  = speedups.bootstrap_speedup_ci(B samples, A samples): the same seeded percentile bootstrap
                 as the speedup interval, so the same results always give the same interval
     verdict   = "slower" (B) when the interval lies above 1, "faster" when below 1, "same within noise"
                 when it contains 1, "no interval" when a side has fewer than 2 steady epochs
@@ -24,7 +24,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from orchestrator.analysis.stats import CLASS_CELL, bootstrap_speedup_ci, ok_epochs, speedup, steady_epochs
+from orchestrator.analysis.speedups import bootstrap_speedup_ci, speedup
+from orchestrator.analysis.stats import CLASS_CELL, ok_epochs, steady_epochs
 from orchestrator.results import ResultsError, read_results, read_spec
 from orchestrator.spec import condition_differences
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from orchestrator.analysis.stats import CI_CONFIDENCE
+from orchestrator.analysis.speedups import CI_CONFIDENCE
 from orchestrator.compare import Comparison
 from orchestrator.report.formats import DASH, fmt_seconds, is_missing
 from orchestrator.report.sections import md_table

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from orchestrator.analysis.compile_gain import compile_gain_table
-from orchestrator.analysis.stats import LAUNCH_BOUND_UTIL_PCT, launch_bound, speedup_table
+from orchestrator.analysis.speedups import LAUNCH_BOUND_UTIL_PCT, launch_bound, speedup_table
 from orchestrator.matrix import expand, resolve_allotment
 from orchestrator.results import planned_trials
 from orchestrator.spec import SpecError, SweepSpec, spec_differences

@@ -11,7 +11,7 @@ import re
 import pandas as pd
 import pytest
 
-from orchestrator.analysis.stats import bootstrap_speedup_ci
+from orchestrator.analysis.speedups import bootstrap_speedup_ci
 from orchestrator.report import build as report
 from orchestrator.report import build_report, figures, sections
 from orchestrator.report.formats import fmt_params, fmt_pct, fmt_seconds, fmt_speedup, fmt_speedup_ci

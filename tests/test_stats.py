@@ -18,17 +18,14 @@ from orchestrator.analysis.pairing import (
     several_pairs,
     speedup_matrices,
 )
+from orchestrator.analysis.speedups import bootstrap_speedup_ci, energy_speedup, speedup, speedup_table
 from orchestrator.analysis.stats import (
     NOISY_IQR_SHARE,
-    bootstrap_speedup_ci,
     cell_summary,
-    energy_speedup,
     full_epoch_images,
     iqr,
     is_noisy,
     ok_epochs,
-    speedup,
-    speedup_table,
     steady_epochs,
 )
 from orchestrator.report.formats import fmt_speedup_ci, fmt_util

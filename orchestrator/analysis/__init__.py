@@ -1,7 +1,8 @@
 """The report's numbers: pure functions over the epoch and trial DataFrames (no display code; no I/O
 but fidelity's, which reads bench/fidelity.py's JSON files).
 
-    stats         cell_summary, speedup_table, ok_epochs, the flag thresholds
+    stats         cell_summary, ok_epochs, steady epochs, the definitions
+    speedups      speedup_table, the bootstrap interval, energy speedup, the pair flags
     pairing       which CPU cell meets which GPU cell across hardware classes
     parity        final accuracy CPU vs GPU (Welch interval, TOST verdict)
     efficiency    achieved TFLOP/s and MFU against the GPU datasheet peaks

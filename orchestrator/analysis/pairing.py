@@ -1,6 +1,7 @@
 """Which CPU cell is compared with which GPU cell when a configuration ran on several hardware classes.
 
-    from orchestrator.analysis.stats import cell_summary, speedup_table
+    from orchestrator.analysis.stats import cell_summary
+    from orchestrator.analysis.speedups import speedup_table
     from orchestrator.analysis import pairing
     pairing.class_pairs(group)          # group: the cell_summary rows of one PAIR key
     table = speedup_table(epochs)       # calls class_pairs for each PAIR key

@@ -36,7 +36,8 @@ import mpmath
 import numpy as np
 import pandas as pd
 
-from orchestrator.analysis.stats import PAIR, RUN
+from orchestrator.analysis.pairing import PAIR
+from orchestrator.analysis.stats import RUN
 from orchestrator.results import with_cell_defaults
 
 EQUIVALENCE_MARGIN_PP = 1.0  # GPU and CPU accuracy count as equivalent within +/- 1 percentage point
@@ -45,7 +46,7 @@ TOST_ALPHA = 0.05  # level of each one-sided test of the equivalence verdict
 MIN_REPEATS = 3  # runs per side below which no verdict is given
 EQUIVALENT, NOT_SHOWN, TOO_FEW = "equivalent", "not shown equivalent", f"n<{MIN_REPEATS}"
 NOT_COMPARABLE = "not comparable"  # one side's accuracy is from capped work, the other's is not
-CAPPED = ("extrapolated", "eval_partial")  # epoch columns that mark capped work (stats.capped)
+CAPPED = ("extrapolated", "eval_partial")  # epoch columns that mark capped work (speedups.capped)
 
 
 def t_cdf(x: float, df: float) -> float:

@@ -61,7 +61,7 @@ _DRAW = {  # key -> draw(model, path); the functions are looked up on their modu
 
 @dataclass
 class Report:
-    table: pd.DataFrame  # orchestrator.analysis.stats.speedup_table
+    table: pd.DataFrame  # orchestrator.analysis.speedups.speedup_table
     summary: pd.DataFrame  # orchestrator.analysis.stats.cell_summary
     paths: list[Path] = field(default_factory=list)  # report.md, report.html (those written), figures
     terminal_text: str = ""

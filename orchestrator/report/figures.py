@@ -2,7 +2,8 @@
 summary tables, plus the style and layout shared with report.epoch_figures (the figures drawn from the
 epoch rows).
 
-    from orchestrator.analysis.stats import cell_summary, speedup_table
+    from orchestrator.analysis.stats import cell_summary
+    from orchestrator.analysis.speedups import speedup_table
     from orchestrator.report import figures
     figures.speedup_vs_params(speedup_table(epochs), Path("out/speedup_vs_params.png"))
     figures.epoch_time(cell_summary(epochs), Path("out/epoch_time.png"))
@@ -26,7 +27,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from orchestrator.analysis.pairing import class_label, pair_label, several_pairs  # noqa: E402
-from orchestrator.analysis.stats import CI_CONFIDENCE, PAPER_POINTS  # noqa: E402
+from orchestrator.analysis.speedups import CI_CONFIDENCE  # noqa: E402
+from orchestrator.analysis.stats import PAPER_POINTS  # noqa: E402
 from orchestrator.report.formats import fmt_seconds  # noqa: E402
 from orchestrator.results import CONFIG  # noqa: E402
 

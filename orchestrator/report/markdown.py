@@ -9,15 +9,14 @@ and the other sections (report.tables, report.narrative, report.sections).
 
 from __future__ import annotations
 
-from orchestrator.analysis.stats import (
+from orchestrator.analysis.speedups import (
     CI_CONFIDENCE,
     CI_RESAMPLES,
     FEW_STEPS_ACC,
-    INPUT_BOUND_SHARE,
     LAUNCH_BOUND_UTIL_PCT,
-    NOISY_IQR_SHARE,
     STEAL_FLAG_PCT,
 )
+from orchestrator.analysis.stats import INPUT_BOUND_SHARE, NOISY_IQR_SHARE
 from orchestrator.report import narrative
 from orchestrator.report.formats import DASH
 from orchestrator.report.model import ReportModel

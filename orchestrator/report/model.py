@@ -20,7 +20,8 @@ import pandas as pd
 
 from orchestrator.analysis import compile_gain, efficiency, pairing, parity
 from orchestrator.analysis.fidelity import read_fidelity
-from orchestrator.analysis.stats import cell_summary, ok_epochs, speedup_table
+from orchestrator.analysis.speedups import speedup_table
+from orchestrator.analysis.stats import cell_summary, ok_epochs
 from orchestrator.results import (
     CELL,
     CONFIG,
@@ -61,7 +62,7 @@ def several_configs(table: pd.DataFrame) -> bool:
 class ReportModel:
     """The report's content. The DataFrames are not copied: renderers read them and never write them."""
 
-    table: pd.DataFrame  # analysis.stats.speedup_table: one row per configuration and hardware pair
+    table: pd.DataFrame  # analysis.speedups.speedup_table: one row per configuration and hardware pair
     summary: pd.DataFrame = field(default_factory=pd.DataFrame)  # analysis.stats.cell_summary
     epochs: pd.DataFrame = field(default_factory=pd.DataFrame)  # ok_epochs: what every number comes from
     trials: pd.DataFrame = field(default_factory=pd.DataFrame)  # every attempt, one row each

@@ -19,7 +19,8 @@ from orchestrator.analysis.efficiency import PEAK_COLUMN
 from orchestrator.analysis.fidelity import FIDELITY_BAR
 from orchestrator.analysis.pairing import class_label, pair_label, speedup_matrices
 from orchestrator.analysis.parity import EQUIVALENCE_MARGIN_PP, MIN_REPEATS, PARITY_CONFIDENCE, TOST_ALPHA
-from orchestrator.analysis.stats import CI_CONFIDENCE, PAPER_POINTS
+from orchestrator.analysis.speedups import CI_CONFIDENCE
+from orchestrator.analysis.stats import PAPER_POINTS
 from orchestrator.report.formats import (
     DASH,
     fmt_params,

@@ -13,7 +13,7 @@ same order, so a headline row's details are in the same position.
 from __future__ import annotations
 
 from orchestrator.analysis.pairing import class_label
-from orchestrator.analysis.stats import accuracy_comparable
+from orchestrator.analysis.speedups import accuracy_comparable
 from orchestrator.report.formats import (
     DASH,
     fmt_params,

@@ -1,0 +1,279 @@
+"""Speedups between a CPU cell and a GPU cell: the ratio, its bootstrap interval, the energy ratio,
+the flags that qualify a pair, and the table of every pair (definitions: orchestrator.analysis.stats).
+
+    from orchestrator.analysis.speedups import speedup_table
+    epochs, trials = read_results(Path("results/s1"))
+    print(speedup_table(epochs))   # per (model, batch_size, pipeline, precision, CPU class, GPU class)
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from orchestrator.analysis.pairing import PAIR, class_pairs
+from orchestrator.analysis.stats import (
+    CLASS_CELL,
+    DEVICES,
+    HW_CLASS,
+    INPUT_BOUND_SHARE,
+    cell_summary,
+    is_noisy,
+    numeric,
+    steady_epochs,
+)
+from trainables.config import NUM_CLASSES
+
+# A side is flagged "steal" when the hypervisor took more than this share of the host's CPU time (%).
+STEAL_FLAG_PCT = 2.0
+# a --max-steps side this close to chance (10 classes: <= 15%) learned little in its capped epochs: its
+# accuracy says so, not the device
+FEW_STEPS_ACC = 1.5 / NUM_CLASSES
+# A GPU cell is "launch-bound" when the GPU was busy less than this share of its epochs (NVML's mean
+# utilization, %) while it waited for input no more than INPUT_BOUND_SHARE: neither the device nor the
+# data then limits it, but the host launching kernels one by one (eager PyTorch at small batches); a
+# compiled step (--compile on: CUDA graphs) or a larger batch removes that limit.
+LAUNCH_BOUND_UTIL_PCT = 60.0
+CI_CONFIDENCE = 0.95  # the speedup interval's confidence level
+CI_RESAMPLES = 2000  # bootstrap resamples per interval
+CI_SEED = 0  # fixed, so the same results always give the same report
+
+
+def speedup(cpu_epoch_s, gpu_epoch_s) -> float:
+    """speedup = median(cpu_epoch_s) / median(gpu_epoch_s).
+
+    Each argument is one epoch time or a sequence of them (nulls ignored). NaN when either side has no
+    samples or the GPU median is not positive: a missing device never gets a made-up number."""
+    cpu = pd.Series(np.atleast_1d(np.asarray(cpu_epoch_s, dtype=float))).dropna()
+    gpu = pd.Series(np.atleast_1d(np.asarray(gpu_epoch_s, dtype=float))).dropna()
+    if cpu.empty or gpu.empty:
+        return math.nan
+    denominator = float(np.median(gpu))
+    if not denominator > 0:
+        return math.nan
+    return float(np.median(cpu)) / denominator
+
+
+def bootstrap_speedup_ci(
+    cpu_samples,
+    gpu_samples,
+    *,
+    n_resamples: int = CI_RESAMPLES,
+    confidence: float = CI_CONFIDENCE,
+    seed: int = CI_SEED,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of speedup = median(cpu) / median(gpu).
+
+    Each resample draws len(cpu) values from cpu_samples and len(gpu) values from gpu_samples, with
+    replacement (numpy Generator seeded with `seed`, so the same samples always give the same interval),
+    and computes median(cpu resample) / median(gpu resample). The interval is the (1 - confidence) / 2
+    and (1 + confidence) / 2 percentiles of the n_resamples ratios.
+
+    Nulls are ignored. (nan, nan) when either side has fewer than 2 samples (a single sample has no
+    spread to resample) or a resampled GPU median is not positive."""
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    cpu = np.atleast_1d(np.asarray(cpu_samples, dtype=float))
+    gpu = np.atleast_1d(np.asarray(gpu_samples, dtype=float))
+    cpu, gpu = cpu[~np.isnan(cpu)], gpu[~np.isnan(gpu)]
+    if len(cpu) < 2 or len(gpu) < 2:
+        return (math.nan, math.nan)
+    rng = np.random.default_rng(seed)
+    cpu_medians = _resampled_medians(rng, cpu, n_resamples)
+    gpu_medians = _resampled_medians(rng, gpu, n_resamples)
+    if not (gpu_medians > 0).all():
+        return (math.nan, math.nan)
+    ratios = cpu_medians / gpu_medians
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(ratios, [tail, 100 - tail])
+    return (float(low), float(high))
+
+
+def _resampled_medians(rng: np.random.Generator, values: np.ndarray, n_resamples: int) -> np.ndarray:
+    """Medians of n_resamples resamples (with replacement) of `values`: the same draws as
+    rng.choice(values, size=(n_resamples, n)) and the same medians as np.median(axis=1). The drawn
+    indices are mapped to the values' ranks and those small integers partitioned (half the time of
+    partitioning the drawn floats): the median's ranks give the median's values, as sorting is monotone."""
+    n = len(values)
+    drawn = rng.integers(0, n, size=(n_resamples, n))
+    order = np.argsort(values, kind="stable")
+    rank = np.empty(n, dtype=np.int16 if n < 2**15 else np.intp)
+    rank[order] = np.arange(n)
+    ranks = rank[drawn]
+    middle = [n // 2] if n % 2 else [n // 2 - 1, n // 2]
+    ranks.partition(middle, axis=1)
+    return values[order][ranks[:, middle]].mean(axis=1)
+
+
+def energy_speedup(cpu_cell: pd.Series | None, gpu_cell: pd.Series | None) -> float:
+    """energy speedup = CPU cell's cpu_energy_j / GPU cell's energy_j (median GPU + CPU energy per epoch).
+
+    Rows of cell_summary. NaN unless the CPU cell has CPU energy and the GPU cell has both GPU and CPU
+    energy (energy_scope == "GPU+CPU"): comparing CPU-package energy with GPU-only energy would flatter
+    the GPU, and a missing counter never gets a made-up number."""
+    if cpu_cell is None or gpu_cell is None or gpu_cell["energy_scope"] != "GPU+CPU":
+        return math.nan
+    numerator, denominator = float(cpu_cell["cpu_energy_j"]), float(gpu_cell["energy_j"])
+    if math.isnan(numerator) or not denominator > 0:
+        return math.nan
+    return numerator / denominator
+
+
+def _flags(side: str, row: pd.Series | None) -> list[str]:
+    if row is None:
+        return []
+    flags = []
+    if row["extrapolated"]:
+        flags.append(f"extrapolated ({side})")
+    if row["warmup_only"]:
+        flags.append(f"warm-up only ({side})")
+    if row["eval_partial"]:
+        flags.append(f"partial-eval ({side})")
+    if row["extrapolated"] and row["test_acc"] <= FEW_STEPS_ACC:  # NaN (no accuracy) compares False
+        flags.append(f"few steps trained ({side})")
+    if row.get("overlapped", False):
+        flags.append(f"overlapped ({side})")
+    if row["mixed"]:
+        flags.append(f"mixed {row['mixed']} ({side})")
+    if is_noisy(row["epoch_s_iqr"], row["epoch_s"]):
+        flags.append(f"noisy ({side})")
+    if row["n"] == 1:
+        flags.append(f"single-sample ({side})")
+    if row.get("host_steal_pct", math.nan) > STEAL_FLAG_PCT:
+        flags.append(f"steal {row['host_steal_pct']:.0f}% ({side})")
+    if side == "gpu" and launch_bound(row.get("gpu_util_pct", math.nan), row["data_share"]):
+        flags.append("launch-bound (gpu)")
+    return flags
+
+
+def launch_bound(gpu_util_pct, data_share) -> bool:
+    """A GPU cell the host's kernel launches hold back: util < LAUNCH_BOUND_UTIL_PCT and data-wait share
+    <= INPUT_BOUND_SHARE, both measured (NaN or None: not called)."""
+    try:
+        util, share = float(gpu_util_pct), float(data_share)
+    except (TypeError, ValueError):
+        return False
+    return util < LAUNCH_BOUND_UTIL_PCT and share <= INPUT_BOUND_SHARE
+
+
+def speedup_table(epochs: pd.DataFrame, summary: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per (model, batch_size, pipeline, precision) and per (cpu_class, gpu_class) combination of
+    the hardware classes measured for it (analysis.pairing.class_pairs: every CPU class x every GPU
+    class; a class is "" when unknown, e.g. schema-1 results, so one class a side gives one row), sorted
+    by params:
+
+    cpu_class, gpu_class (the cells' hw_class), params, cpu_epoch_s, gpu_epoch_s (cell medians, see
+    cell_summary), cpu_epoch_s_iqr, gpu_epoch_s_iqr,
+    speedup = speedup(cpu steady epoch_s, gpu steady epoch_s) = cpu_epoch_s / gpu_epoch_s (NaN when a
+    device is missing), speedup_low, speedup_high = bootstrap_speedup_ci(the same samples) (NaN when a
+    side has fewer than 2 samples), cpu_acc, gpu_acc, cpu_data_share, gpu_data_share, cpu_n, gpu_n,
+    cpu_device, gpu_device, and flags: a comma-joined str of "extrapolated (cpu)", "warm-up only (gpu)",
+    "partial-eval (cpu)", "mixed ... (cpu)", "noisy (gpu)" (see is_noisy), "single-sample (cpu)" (n == 1),
+    ... ("" if none).
+
+    Energy: cpu_energy_j (CPU cell's median CPU J/epoch), gpu_energy_j and gpu_util_pct (GPU cell's
+    median GPU J/epoch and GPU utilization %), gpu_cell_energy_j and gpu_energy_scope (the GPU cell's
+    energy_j, "GPU+CPU" or "GPU only"), and energy_speedup = energy_speedup(cpu cell, gpu cell): NaN
+    unless CPU energy is known on both sides and GPU energy on the GPU side.
+
+    cpu_capped, gpu_capped: the side's accuracy comes from capped work (capped: extrapolated epochs or a
+    partial test pass), so it is not comparable with an uncapped other side's (accuracy_comparable).
+
+    `summary`: cell_summary(epochs), when the caller has it already (the report does: computing it
+    again cost ~0.5 s at 100k rows).
+    """
+    columns = PAIR + [
+        "cpu_class", "gpu_class", "params", "cpu_epoch_s", "gpu_epoch_s", "cpu_epoch_s_iqr",
+        "gpu_epoch_s_iqr", "speedup",
+        "speedup_low", "speedup_high", "cpu_acc", "gpu_acc", "cpu_data_share",
+        "gpu_data_share", "cpu_n", "gpu_n", "cpu_device", "gpu_device", "flags", "cpu_energy_j",
+        "gpu_energy_j", "gpu_util_pct", "gpu_cell_energy_j", "gpu_energy_scope", "energy_speedup",
+        "cpu_capped", "gpu_capped",
+    ]  # fmt: skip
+    summary = cell_summary(epochs) if summary is None else summary
+    if summary.empty:
+        return pd.DataFrame(columns=columns)
+    steady = steady_epochs(epochs)
+    # every cell's steady epoch_s samples in one group-by, looked up per pair (no per-pair masks)
+    samples = {
+        key: values.to_numpy(dtype=float)
+        for key, values in numeric(steady, "epoch_s").groupby([steady[c] for c in CLASS_CELL], dropna=False)
+    }
+    rows = []
+    for key, g in summary.groupby(PAIR, dropna=False, sort=False):
+        for cpu_cell, gpu_cell in class_pairs(g):
+            side = {"cpu": cpu_cell, "gpu": gpu_cell}
+            drawn = {dev: _samples(samples, side[dev]) for dev in DEVICES}
+            rows.append(dict(zip(PAIR, key, strict=True), params=g["params"].max(), **_pair_row(side, drawn)))
+    out = pd.DataFrame(rows, columns=columns)
+    return out.sort_values(["params"] + PAIR, kind="stable").reset_index(drop=True)
+
+
+def _samples(samples: dict[tuple, np.ndarray], cell: pd.Series | None) -> np.ndarray:
+    """The steady epoch_s samples of one cell (a cell_summary row); none for a missing side."""
+    if cell is None:
+        return np.array([], dtype=float)
+    key = tuple(cell[c] for c in CLASS_CELL)
+    found = samples.get(key)
+    if found is None:  # a null key value: groupby keys hold NaN, which never equals itself
+        found = next(
+            (v for k, v in samples.items() if all(_same(a, b) for a, b in zip(k, key, strict=True))), None
+        )
+    return np.array([], dtype=float) if found is None else found
+
+
+def _same(a, b) -> bool:
+    return (pd.isna(a) and pd.isna(b)) if pd.isna(a) or pd.isna(b) else a == b
+
+
+def _pair_row(side: dict[str, pd.Series | None], samples: dict[str, pd.Series]) -> dict:
+    """The speedup_table columns after params for one CPU cell and one GPU cell (either may be None)."""
+
+    def get(dev: str, col: str, default=np.nan):
+        return side[dev][col] if side[dev] is not None else default
+
+    low, high = bootstrap_speedup_ci(samples["cpu"], samples["gpu"])
+    return dict(
+        cpu_class=get("cpu", HW_CLASS, ""),
+        gpu_class=get("gpu", HW_CLASS, ""),
+        cpu_epoch_s=get("cpu", "epoch_s"),
+        gpu_epoch_s=get("gpu", "epoch_s"),
+        cpu_epoch_s_iqr=get("cpu", "epoch_s_iqr"),
+        gpu_epoch_s_iqr=get("gpu", "epoch_s_iqr"),
+        speedup=speedup(samples["cpu"], samples["gpu"]),
+        speedup_low=low,
+        speedup_high=high,
+        cpu_acc=get("cpu", "test_acc"),
+        gpu_acc=get("gpu", "test_acc"),
+        cpu_data_share=get("cpu", "data_share"),
+        gpu_data_share=get("gpu", "data_share"),
+        cpu_n=get("cpu", "n", 0),
+        gpu_n=get("gpu", "n", 0),
+        cpu_device=get("cpu", "device_names", ""),
+        gpu_device=get("gpu", "device_names", ""),
+        flags=", ".join(_flags("cpu", side["cpu"]) + _flags("gpu", side["gpu"])),
+        cpu_energy_j=get("cpu", "cpu_energy_j"),
+        gpu_energy_j=get("gpu", "gpu_energy_j"),
+        gpu_util_pct=get("gpu", "gpu_util_pct"),
+        gpu_cell_energy_j=get("gpu", "energy_j"),
+        gpu_energy_scope=get("gpu", "energy_scope", ""),
+        energy_speedup=energy_speedup(side["cpu"], side["gpu"]),
+        cpu_capped=capped(side["cpu"]),
+        gpu_capped=capped(side["gpu"]),
+    )
+
+
+def capped(cell: pd.Series | None) -> bool:
+    """Whether a cell_summary row's accuracy comes from capped work: --max-steps epochs (fewer training
+    steps than a full epoch, so less learning) or a capped test pass (part of the test set)."""
+    return cell is not None and bool(cell["extrapolated"] or cell["eval_partial"])
+
+
+def accuracy_comparable(cpu_capped: bool, gpu_capped: bool) -> bool:
+    """CPU and GPU accuracies compare only when both sides ran the same kind of work: a capped side's
+    accuracy beside a full one's would read as a device difference that is really a step-count one."""
+    return bool(cpu_capped) == bool(gpu_capped)
