@@ -5,10 +5,9 @@
 Each round runs the same cell (--device cpu or gpu) twice through trainables.isolated.run_isolated,
 with start_method=fresh (A) and forkserver (B, one fork server for the whole run), A first in even
 rounds and B first in odd ones (ABBA...), so a drift of the host's speed, or the second run of a
-round finding the GPU's clocks up or the page cache warm, lands on both sides alike (the pairs of
-2026-12-05 ran A first always: on the GPU, B won every round). A side's number is the median
-epoch_s of its non-warm-up epochs; per round, ratio = B / A (> 1: forked slower). Writes
-OUT/parity.json and prints its summary.
+round finding the GPU's clocks up or the page cache warm, lands on both sides alike. A side's number
+is the median epoch_s of its non-warm-up epochs; per round, ratio = B / A (> 1: forked slower).
+Writes OUT/parity.json and prints its summary. Measurements: reports/trial-start/README.md.
 """
 
 from __future__ import annotations
