@@ -19,11 +19,15 @@ for a line on stdin: the parent sends it once the checkpoint is handed on (Ray T
 the copy never runs beside a timed epoch. The child dies with its parent (PR_SET_PDEATHSIG),
 so a cancelled or killed Ray trial leaves no training process behind. Nothing is pickled: JSON only.
 
-Start methods (`StartMethod`): `fresh` (the default) starts `python -m trainables.isolated` per trial;
-`forkserver` forks the trial process from a server that imported torch once (trainables/forkserver.py),
-which saves the interpreter start and the imports; the child then runs the same `_child` main.
-Either way the child reports when its main began and when its imports were done (`start_times`), so
-the rows can split a trial's start into phases.
+Start methods (`StartMethod`): `fresh` starts `python -m trainables.isolated` when the trial starts;
+`prestarted` (a sweep's default) runs the trial in such a process started before the trial asked
+for it, which has done its imports meanwhile (trainables/prestart.py); the plan then also carries
+the environment, CPU affinity and niceness a fresh child would have inherited (`process`), which it
+takes on before the trial. `forkserver` forks the trial process from a server that imported torch
+once (trainables/forkserver.py), which saves the interpreter start and the imports; the child then
+runs the same `_child` main. Each way the child reports when its main began and when its imports
+were done (`start_times`), so the rows can split a trial's start into phases; a prestarted child's
+stamps are counted from when the trial asked for it, so its phases are what the trial waited for.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from trainables.priority import favour_this_process
 
 RESULT_FD_ENV = "BENCHCTL_RESULT_FD"
 PARENT_ENV = "BENCHCTL_PARENT_PID"
+IDLE_ENV = "BENCHCTL_IDLE_UNTIL_PLAN"  # "1": a prestarted child imports under SCHED_IDLE
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 _ROOT = str(Path(__file__).resolve().parents[1])  # the directory that holds the trainables package
 
@@ -54,6 +59,7 @@ class StartMethod(str, Enum):
     """How a trial's child process starts (the docstring above says what each costs)."""
 
     fresh = "fresh"  # a new interpreter per trial: imports torch itself
+    prestarted = "prestarted"  # a new interpreter per trial, started ahead (trainables/prestart.py)
     forkserver = "forkserver"  # a fork of a server that imported torch once (trainables/forkserver.py)
 
 
@@ -75,27 +81,36 @@ def run_isolated(
     each epoch's info also carries `start_method` and the child's `start_times` (time.time() stamps:
     spawn, main, imports)."""
     start_method = StartMethod(start_method)
-    read_fd, write_fd = os.pipe()
     env = {
         **os.environ,
-        RESULT_FD_ENV: str(write_fd),
         PARENT_ENV: str(os.getpid()),
         "PYTHONPATH": os.pathsep.join(p for p in (_ROOT, os.environ.get("PYTHONPATH")) if p),
     }
+    env.pop(RESULT_FD_ENV, None)
+    env.pop(IDLE_ENV, None)
     spawned = time.time()
-    try:
-        if start_method is StartMethod.forkserver:
-            proc = _fork(cfg, env, write_fd)
-        else:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "trainables.isolated"],
-                stdin=subprocess.PIPE,
-                pass_fds=(write_fd,),
-                env=env,
-                cwd=_ROOT,
-            )
-    finally:
-        os.close(write_fd)  # the child holds the only write end: EOF on read means it is gone
+    process = None  # what a prestarted child takes on: a fresh child inherits it
+    if start_method is StartMethod.prestarted:
+        from trainables import prestart
+
+        child = prestart.take(_launch, env)
+        proc, read_fd = child.proc, child.read_fd
+        process = {
+            "env": env,
+            "cpus": sorted(os.sched_getaffinity(0)),
+            "niceness": os.getpriority(os.PRIO_PROCESS, 0),  # this thread's: what a Popen child inherits
+            "leave_idle": child.idle,
+        }
+    else:
+        read_fd, write_fd = os.pipe()
+        env[RESULT_FD_ENV] = str(write_fd)
+        try:
+            if start_method is StartMethod.forkserver:
+                proc = _fork(cfg, env, write_fd)
+            else:
+                proc = _popen(env, write_fd)
+        finally:
+            os.close(write_fd)  # the child holds the only write end: EOF on read means it is gone
     rows: list[dict] = []
     error = None
     try:
@@ -103,6 +118,7 @@ def run_isolated(
             "cfg": cfg.to_dict(),
             "checkpoint_dir": str(checkpoint_dir) if checkpoint_dir else None,
             "restore_from": str(restore_from) if restore_from else None,
+            "process": process,
         }
         proc.stdin.write(json.dumps(plan).encode() + b"\n")
         proc.stdin.flush()
@@ -124,7 +140,8 @@ def run_isolated(
                 rows.append(msg["row"])
                 if on_epoch is not None:
                     info = {**msg["info"], "start_method": start_method.value}
-                    info["start_times"] = {"spawn": spawned, **info.get("start_times", {})}
+                    times = {k: max(v, spawned) for k, v in info.get("start_times", {}).items()}
+                    info["start_times"] = {"spawn": spawned, **times}
                     on_epoch(info, msg["row"])
                 if "checkpoint_mb" in msg["row"]:
                     with contextlib.suppress(BrokenPipeError):  # the child died: its exit code tells why
@@ -135,12 +152,40 @@ def run_isolated(
         if proc.poll() is None:  # the parent is leaving early (an exception, Tune stopping the trial)
             proc.kill()
             proc.wait()
+        if start_method is StartMethod.prestarted:
+            prestart.done(_launch, env)
     if error is not None:
         raise TrialProcessError(error)
     if code != 0:
         how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
         raise TrialProcessError(f"trial process for {cfg.trial_id} ended with {how} before finishing")
     return rows
+
+
+def _popen(env: dict, write_fd: int) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "trainables.isolated"],
+        stdin=subprocess.PIPE,
+        pass_fds=(write_fd,),
+        env=env,
+        cwd=_ROOT,
+    )
+
+
+def _launch(env: dict, idle: bool):
+    """A prestarted child (trainables/prestart.py's Launch): `python -m trainables.isolated`, which
+    imports and then waits for its plan on stdin, under SCHED_IDLE if `idle`."""
+    from trainables.prestart import Child
+
+    read_fd, write_fd = os.pipe()
+    try:
+        proc = _popen({**env, RESULT_FD_ENV: str(write_fd), IDLE_ENV: "1" if idle else "0"}, write_fd)
+    except BaseException:
+        os.close(read_fd)
+        raise
+    finally:
+        os.close(write_fd)
+    return Child(proc, read_fd, env, idle)
 
 
 def _fork(cfg: TrialConfig, env: dict, write_fd: int):
@@ -180,6 +225,8 @@ def _child() -> None:
     main_at = time.time()
     _die_with_parent()
     favour_this_process()  # before torch is imported: every thread it starts inherits the niceness
+    if os.environ.pop(IDLE_ENV, "0") == "1":  # a spare: import only on CPU time nobody else wants
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
     out = os.fdopen(int(os.environ.pop(RESULT_FD_ENV)), "w", buffering=1)
     os.environ.pop(PARENT_ENV, None)
 
@@ -197,6 +244,8 @@ def _child() -> None:
 
         imports_at = time.time()
         plan = json.loads(sys.stdin.readline())
+        if plan.get("process"):
+            _take_on(plan["process"])
         cfg = TrialConfig.from_dict(plan["cfg"])
         run_trial(
             cfg,
@@ -211,6 +260,25 @@ def _child() -> None:
         out.close()
         sys.exit(1)
     out.close()
+
+
+def _take_on(process: dict) -> None:
+    """A prestarted child becomes what a fresh one would have been from its start: the supervisor's
+    environment, CPU affinity and niceness (then favour_this_process, as at a fresh start), on each
+    of its threads (the imports started some: OpenBLAS's pool), and SCHED_OTHER again."""
+    os.environ.clear()
+    os.environ.update({k: v for k, v in process["env"].items() if k not in (RESULT_FD_ENV, PARENT_ENV)})
+    tids = [int(t) for t in os.listdir("/proc/self/task")]
+    for tid in tids:
+        if process["leave_idle"]:
+            os.sched_setscheduler(tid, os.SCHED_OTHER, os.sched_param(0))
+        os.sched_setaffinity(tid, process["cpus"])
+    with contextlib.suppress(PermissionError):  # lowering needs CAP_SYS_NICE, as at a fresh start
+        os.setpriority(os.PRIO_PROCESS, 0, process["niceness"])
+    niceness = favour_this_process()
+    for tid in tids:
+        with contextlib.suppress(PermissionError):
+            os.setpriority(os.PRIO_PROCESS, tid, niceness)
 
 
 if __name__ == "__main__":
