@@ -142,7 +142,7 @@ TRIAL_SCHEMA = pa.schema(
         ("cpu_affinity", pa.string()),  # cores it was pinned to, e.g. "0-3" (partitioned; schema 2)
         ("overlapped_with", pa.string()),  # other trials on its host while it ran, comma list (schema 2)
         ("trial_process", pa.string()),  # child (a fresh process under the Ray trial) or inline (schema 3)
-        ("start_method", pa.string()),  # fresh | forkserver: how the child started; null inline (schema 7)
+        ("start_method", pa.string()),  # StartMethod: how the child started; null inline (schema 7)
         # the trial's start, Tune starting it (driver clock) to its first timed step, and its phases:
         ("start_s", pa.float64()),  # the whole start (schema 7)
         ("start_schedule_s", pa.float64()),  # Tune starting the trial -> the trial function runs (schema 7)

@@ -133,7 +133,8 @@ class SweepSpec:
     resume: bool = False  # run only the cells results/<name> does not hold complete yet
     isolate_network: bool = True  # local runs: Ray in a private network namespace (root only; netns.py)
     trial_process: TrialProcess = TrialProcess.child
-    start_method: StartMethod = StartMethod.fresh  # how a child trial process starts (trainables/isolated.py)
+    # how a child trial starts (trainables/isolated.py); None: prestarted, or fresh for inline (no child)
+    start_method: StartMethod | None = None
     checkpoint: bool = True  # each epoch's state persisted through Tune, so a cut trial continues after it
     preset: Preset | None = None  # the --preset the options came from (a label; orchestrator/presets.py)
 
@@ -160,17 +161,20 @@ class SweepSpec:
         for name, choice in (("trial_process", TrialProcess), ("start_method", StartMethod),
                              ("preset", Preset), ("placement", Placement)):  # fmt: skip
             value = getattr(self, name)
-            if value is None and name == "preset":
-                continue  # no --preset: the options are the user's own
+            if value is None and name in ("preset", "start_method"):
+                continue  # no --preset: the options are the user's own; start_method: below
             try:
                 object.__setattr__(self, name, choice(value))
             except ValueError:
                 choices = ", ".join(e.value for e in choice)
                 raise SpecError(f"--{name.replace('_', '-')}: {value!r} is not one of {choices}") from None
-        if self.start_method is StartMethod.forkserver and self.trial_process is TrialProcess.inline:
+        if self.start_method is None:
+            child = self.trial_process is TrialProcess.child
+            object.__setattr__(self, "start_method", StartMethod.prestarted if child else StartMethod.fresh)
+        elif self.start_method is not StartMethod.fresh and self.trial_process is TrialProcess.inline:
             raise SpecError(
-                "--start-method forkserver: starts a child trial process; an inline trial has none "
-                "(drop --start-method or use --trial-process child)"
+                f"--start-method {self.start_method.value}: starts a child trial process; an inline trial "
+                "has none (drop --start-method or use --trial-process child)"
             )
         self._check_models()
         if not _NAME_RE.match(self.name):
@@ -271,7 +275,7 @@ def _unused_sizes(dataset: str | None) -> dict:
 
 
 # what sweeps stored before a field existed did, where that differs from the field's default
-_BEFORE_FIELD = {"trial_process": TrialProcess.inline.value}
+_BEFORE_FIELD = {"trial_process": TrialProcess.inline.value, "start_method": StartMethod.fresh.value}
 
 
 @functools.cache

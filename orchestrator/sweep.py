@@ -271,8 +271,9 @@ def run_sweep(
         tuner = tune.Tuner(
             tune.with_resources(tune_trial, resources=trial_request),
             param_space=param_space(plans),
-            # a forkserver trial's actor keeps its fork server: reuse it; a fresh one starts clean each time
-            tune_config=tune.TuneConfig(reuse_actors=spec.start_method is StartMethod.forkserver),
+            # a trial's actor keeps its fork server or its spare child for the next: reuse it; a fresh
+            # one starts clean each time
+            tune_config=tune.TuneConfig(reuse_actors=spec.start_method is not StartMethod.fresh),
             run_config=tune.RunConfig(
                 name=run_name,
                 storage_path=str((results_dir / ".tune").resolve()),

@@ -203,6 +203,23 @@ def test_forkserver_trials_start_forked_from_one_server_and_record_their_start(t
     assert trials.tune_trial_id.nunique() == 3
 
 
+def test_prestarted_trials_each_run_in_a_fresh_process_from_their_own_seed(tmp_path):
+    args = ["sweep", "--models", "simple_cnn", "--devices", "cpu", "--repeats", "3", "--no-checkpoint"]
+    result = runner.invoke(
+        app, [*args, "--start-method", "prestarted", *QUICK, "--out", str(tmp_path), "--name", "pre"]
+    )
+    assert result.exit_code == 0, result.output
+    epochs, trials = read_results(tmp_path / "pre")
+    assert (trials.status == "ok").all() and (trials.start_method == "prestarted").all()
+    assert trials.trial_process.eq("child").all() and len(epochs) == 6
+    assert trials[["start_process_s", "start_imports_s", "start_model_s"]].notna().all().all()
+    assert (trials.start_s >= trials.start_model_s).all()
+    assert (trials.niceness == (TRIAL_NICENESS if os.geteuid() == 0 else 0)).all()  # as a fresh child
+    losses = epochs[epochs.epoch == 1].sort_values("repeat").train_loss
+    assert losses.nunique() == 3  # each repeat trained from its own seed
+    assert trials.tune_trial_id.nunique() == 3
+
+
 def test_a_stale_ray_start_on_this_machine_does_not_capture_a_local_sweep(tmp_path, monkeypatch):
     # `ray start` leaves <ray tmp>/ray_current_cluster behind; plain ray.init() would try to join it
     import shutil

@@ -46,7 +46,7 @@ def test_library_callers_may_pass_strings():
         ({"devices": ()}, "--devices: give at least one value"),
         ({"cpus_per_trial": 0}, "--cpus-per-trial: must be an integer >= 1"),
         ({"trial_process": "thread"}, "--trial-process: 'thread' is not one of child, inline"),
-        ({"start_method": "spawn"}, "--start-method: 'spawn' is not one of fresh, forkserver"),
+        ({"start_method": "spawn"}, "--start-method: 'spawn' is not one of fresh, prestarted, forkserver"),
         ({"start_method": "forkserver", "trial_process": "inline"}, "--start-method forkserver: starts a"),
     ],
 )
@@ -87,19 +87,21 @@ def test_trials_run_in_a_child_process_unless_asked_inline():
     assert spec.trial_process is TrialProcess.inline and spec.to_dict()["trial_process"] == "inline"
 
 
-def test_child_processes_start_fresh_unless_asked_to_fork_and_old_specs_read_as_fresh():
-    assert SweepSpec(name="x").start_method is StartMethod.fresh
+def test_child_processes_are_prestarted_unless_asked_otherwise_and_old_specs_read_as_fresh():
+    assert SweepSpec(name="x").start_method is StartMethod.prestarted
+    assert SweepSpec(name="x", trial_process="inline").start_method is StartMethod.fresh  # it has no child
     spec = SweepSpec(name="x", start_method="forkserver")
     assert spec.start_method is StartMethod.forkserver and spec.to_dict()["start_method"] == "forkserver"
-    # every sweep before the option started its children fresh: such a spec resumes as fresh, not forked
+    # every sweep before the option started its children fresh: such a spec resumes as fresh
     stored = {k: v for k, v in SweepSpec(name="x").to_dict().items() if k != "start_method"}
-    assert spec_differences(stored, SweepSpec(name="x")) == []
+    assert spec_differences(stored, SweepSpec(name="x", start_method="fresh")) == []
     assert spec_differences(stored, spec) == ["start_method: 'fresh' -> 'forkserver'"]
+    assert spec_differences(stored, SweepSpec(name="x")) == ["start_method: 'fresh' -> 'prestarted'"]
 
 
 def test_a_spec_stored_before_trial_process_existed_reads_as_inline():
     # such sweeps ran their loop inside the Ray worker: resuming them in a child would change what is measured
-    spec = SweepSpec(name="x")
+    spec = SweepSpec(name="x", start_method="fresh")  # what such sweeps did (an inline spec resolves to it)
     stored = {k: v for k, v in spec.to_dict().items() if k != "trial_process"}
     assert spec_differences(stored, spec) == ["trial_process: 'inline' -> 'child'"]
     assert spec_differences(stored, SweepSpec(name="x", trial_process="inline")) == []

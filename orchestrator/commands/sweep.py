@@ -121,12 +121,15 @@ def sweep(
         ),
     ] = TrialProcess.child,
     start_method: Annotated[
-        StartMethod,
+        StartMethod | None,
         typer.Option(
-            help="How a child trial process starts: fresh (a new Python per trial, default) or forkserver "
-            "(forked from a per-worker server that imported torch once; Ray workers are reused)."
+            help="How a child trial process starts: prestarted (a new Python per trial, started and "
+            "importing before the trial asks for it; the default), fresh (a new Python started when the "
+            "trial starts) or forkserver (forked from a per-worker server that imported torch once). "
+            "prestarted and forkserver reuse Ray workers.",
+            show_default=False,
         ),
-    ] = StartMethod.fresh,
+    ] = None,
     checkpoint: Annotated[
         bool,
         typer.Option(
