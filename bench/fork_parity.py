@@ -1,12 +1,14 @@
-"""Does a forked trial process time its epochs like a fresh one? Paired rounds, no Ray.
+"""Does a forked (or prestarted) trial process time its epochs like a fresh one? Paired rounds, no Ray.
 
     python bench/fork_parity.py --rounds 6 --out reports/trial-start
+    python bench/fork_parity.py --against prestarted --rounds 6 --out reports/trial-start/prestart
 
 Each round runs the same cell (--device cpu or gpu) twice through trainables.isolated.run_isolated,
-with start_method=fresh (A) and forkserver (B, one fork server for the whole run), A first in even
-rounds and B first in odd ones (ABBA...), so a drift of the host's speed, or the second run of a
+with start_method=fresh (A) and --against (B: forkserver, one fork server for the whole run, or
+prestarted, whose next spare imports under SCHED_IDLE beside B's epochs, as in a sweep), A first in
+even rounds and B first in odd ones (ABBA...), so a drift of the host's speed, or the second run of a
 round finding the GPU's clocks up or the page cache warm, lands on both sides alike. A side's number
-is the median epoch_s of its non-warm-up epochs; per round, ratio = B / A (> 1: forked slower).
+is the median epoch_s of its non-warm-up epochs; per round, ratio = B / A (> 1: B slower).
 Writes OUT/parity.json and prints its summary. Measurements: reports/trial-start/README.md.
 """
 
@@ -40,6 +42,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--epochs", type=int, default=4, help="epoch 1 is warm-up and left out")
+    parser.add_argument("--against", default="forkserver", choices=("forkserver", "prestarted"))
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     cfg = TrialConfig(
@@ -49,15 +52,16 @@ def main() -> None:
         workers=0, cpus=os.cpu_count(),
     )  # fmt: skip
     rounds = []
+    other = args.against
     for k in range(args.rounds):
         if k % 2 == 0:
-            a, b = side(cfg, "fresh"), side(cfg, "forkserver")
+            a, b = side(cfg, "fresh"), side(cfg, other)
         else:
-            b, a = side(cfg, "forkserver"), side(cfg, "fresh")
-        first = "fresh" if k % 2 == 0 else "forkserver"
+            b, a = side(cfg, other), side(cfg, "fresh")
+        first = "fresh" if k % 2 == 0 else other
         ratio = b["epoch_s"] / a["epoch_s"]
-        rounds.append({"round": k, "first": first, "fresh": a, "forkserver": b, "ratio": ratio})
-        print(f"round {k}: fresh {a['epoch_s']:.4f} s, forkserver {b['epoch_s']:.4f} s, "
+        rounds.append({"round": k, "first": first, "fresh": a, other: b, "ratio": ratio})
+        print(f"round {k}: fresh {a['epoch_s']:.4f} s, {other} {b['epoch_s']:.4f} s, "
               f"ratio {rounds[-1]['ratio']:.3f}", flush=True)  # fmt: skip
     ratios = [r["ratio"] for r in rounds]
     summary = {
@@ -65,7 +69,7 @@ def main() -> None:
         "steps_x_epochs": f"{args.steps} x {args.epochs}",
         "cpus": os.cpu_count(),
         "median_fresh_epoch_s": statistics.median(r["fresh"]["epoch_s"] for r in rounds),
-        "median_forkserver_epoch_s": statistics.median(r["forkserver"]["epoch_s"] for r in rounds),
+        f"median_{other}_epoch_s": statistics.median(r[other]["epoch_s"] for r in rounds),
         "median_ratio": statistics.median(ratios),
         "min_ratio": min(ratios),
         "max_ratio": max(ratios),
