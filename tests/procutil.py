@@ -2,6 +2,7 @@
 
 pids = pids_with_env("/tmp/bcray123")          # processes whose environment mentions it
 sigkill_after_first_trial(proc, results_dir)    # SIGKILL a sweep once one trial has landed
+children_of(pid), gone(pid)                     # from /proc: its children; ended (or a zombie)
 """
 
 from __future__ import annotations
@@ -86,3 +87,24 @@ def looks_rendered(image) -> bool:
     gray = image.mean(axis=2)
     colours = np.unique(image.reshape(-1, 3), axis=0).shape[0]
     return bool(gray.var() > 1e-3 and colours > 20 and (gray < 0.5).mean() > 0.005)
+
+
+def children_of(pid: int) -> list[int]:
+    """PIDs whose parent is `pid`, from /proc."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    out.append(int(entry.name))
+            except (OSError, ValueError, IndexError):
+                continue
+    return out
+
+
+def gone(pid: int) -> bool:
+    """Whether `pid` has ended: no such process, or a zombie that only waits to be reaped."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from procutil import children_of, gone
 
 from trainables.config import TrialConfig
 from trainables.forkserver import ForkServer
@@ -122,25 +123,6 @@ def test_a_failing_forked_trial_raises_with_its_own_last_line(tiny):
     assert str(info.value).splitlines()[-1].startswith("trainables.device.DeviceUnavailable: gpu trial")
 
 
-def _children_of(pid: int) -> list[int]:
-    out = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                    out.append(int(entry.name))
-            except (OSError, ValueError, IndexError):
-                continue
-    return out
-
-
-def _gone(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return True
-
-
 def test_a_killed_supervisor_leaves_neither_trial_nor_server_behind(tmp_path):
     code = textwrap.dedent(
         """
@@ -160,23 +142,23 @@ def test_a_killed_supervisor_leaves_neither_trial_nor_server_behind(tmp_path):
     try:
         deadline = time.monotonic() + 90
         while trial is None and time.monotonic() < deadline and supervisor.poll() is None:
-            for s in _children_of(supervisor.pid):
+            for s in children_of(supervisor.pid):
                 if b"trainables.forkserver" in Path(f"/proc/{s}/cmdline").read_bytes():
                     server = s
-                    trial = next(iter(_children_of(s)), None)
+                    trial = next(iter(children_of(s)), None)
             time.sleep(0.2)
         assert trial is not None, "the forked trial never appeared"
         supervisor.send_signal(signal.SIGKILL)
         supervisor.wait()
         deadline = time.monotonic() + 15
-        while not (_gone(trial) and _gone(server)) and time.monotonic() < deadline:
+        while not (gone(trial) and gone(server)) and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert _gone(trial), "the forked trial outlived its supervisor"
-        assert _gone(server), "the fork server outlived its supervisor"
+        assert gone(trial), "the forked trial outlived its supervisor"
+        assert gone(server), "the fork server outlived its supervisor"
     finally:
         if supervisor.poll() is None:
             supervisor.kill()
             supervisor.wait()
         for pid in (trial, server):
-            if pid and not _gone(pid):
+            if pid and not gone(pid):
                 os.kill(pid, signal.SIGKILL)

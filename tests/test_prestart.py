@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from procutil import children_of, gone
 
 from trainables import prestart
 from trainables.config import TrialConfig
@@ -111,21 +112,9 @@ def test_a_spare_started_under_another_environment_is_not_used(tiny, monkeypatch
     monkeypatch.setenv("OMP_NUM_THREADS", "1")  # read at import: the spare imported with the old value
     run_isolated(cfg, start_method="prestarted")
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and Path(f"/proc/{spare}").exists():
+    while time.monotonic() < deadline and not gone(spare):
         time.sleep(0.1)
-    assert not Path(f"/proc/{spare}").exists(), "the stale spare was neither used nor ended"
-
-
-def _children_of(pid: int) -> list[int]:
-    out = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                    out.append(int(entry.name))
-            except (OSError, ValueError, IndexError):
-                continue
-    return out
+    assert gone(spare), "the stale spare was neither used nor ended"
 
 
 def test_a_killed_supervisor_leaves_neither_trial_nor_spare_behind(tmp_path):
@@ -152,21 +141,21 @@ def test_a_killed_supervisor_leaves_neither_trial_nor_spare_behind(tmp_path):
     try:
         deadline = time.monotonic() + 120
         while len(children) < want and time.monotonic() < deadline and supervisor.poll() is None:
-            children = _children_of(supervisor.pid)
+            children = children_of(supervisor.pid)
             time.sleep(0.2)
         assert len(children) >= want, f"expected a running trial and a waiting spare, saw {children}"
         time.sleep(1.0)  # the first trial's thread has ended: a spare tied to it would be gone already
-        assert all(Path(f"/proc/{c}").exists() for c in children)
+        assert not any(gone(c) for c in children)
         supervisor.send_signal(signal.SIGKILL)
         supervisor.wait()
         deadline = time.monotonic() + 15
-        while any(Path(f"/proc/{c}").exists() for c in children) and time.monotonic() < deadline:
+        while not all(gone(c) for c in children) and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert not any(Path(f"/proc/{c}").exists() for c in children), "a child outlived its supervisor"
+        assert all(gone(c) for c in children), "a child outlived its supervisor"
     finally:
         if supervisor.poll() is None:
             supervisor.kill()
             supervisor.wait()
         for pid in children:
-            if Path(f"/proc/{pid}").exists():
+            if not gone(pid):
                 os.kill(pid, signal.SIGKILL)
