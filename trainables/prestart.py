@@ -111,7 +111,7 @@ def done(launch: Launch, env: dict) -> None:
 
 
 def drop() -> None:
-    """End the waiting spare, if any (at exit; tests)."""
+    """End the waiting spare, if any (tests; a worker's spare otherwise ends with it: PDEATHSIG)."""
     global _spare
     with _lock:
         pending, _spare = _spare, None
