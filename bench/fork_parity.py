@@ -5,7 +5,8 @@
 
 Each round runs the same cell (--device cpu or gpu) twice through trainables.isolated.run_isolated,
 with start_method=fresh (A) and --against (B: forkserver, one fork server for the whole run, or
-prestarted, whose next spare imports under SCHED_IDLE beside B's epochs, as in a sweep), A first in
+prestarted, whose next spare imports under SCHED_IDLE beside B's epochs, as in a sweep, or fresh:
+an A/A run, the noise floor of such pairs), A first in
 even rounds and B first in odd ones (ABBA...), so a drift of the host's speed, or the second run of a
 round finding the GPU's clocks up or the page cache warm, lands on both sides alike. A side's number
 is the median epoch_s of its non-warm-up epochs; per round, ratio = B / A (> 1: B slower).
@@ -42,7 +43,10 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--epochs", type=int, default=4, help="epoch 1 is warm-up and left out")
-    parser.add_argument("--against", default="forkserver", choices=("forkserver", "prestarted"))
+    parser.add_argument(
+        "--against", default="forkserver", choices=("forkserver", "prestarted", "fresh"),
+        help="B's start method; fresh gives an A/A run: the pairs' noise floor",
+    )  # fmt: skip
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     cfg = TrialConfig(
@@ -52,12 +56,13 @@ def main() -> None:
         workers=0, cpus=os.cpu_count(),
     )  # fmt: skip
     rounds = []
-    other = args.against
+    method = args.against
+    other = method if method != "fresh" else "fresh_b"  # B's key in the JSON
     for k in range(args.rounds):
         if k % 2 == 0:
-            a, b = side(cfg, "fresh"), side(cfg, other)
+            a, b = side(cfg, "fresh"), side(cfg, method)
         else:
-            b, a = side(cfg, other), side(cfg, "fresh")
+            b, a = side(cfg, method), side(cfg, "fresh")
         first = "fresh" if k % 2 == 0 else other
         ratio = b["epoch_s"] / a["epoch_s"]
         rounds.append({"round": k, "first": first, "fresh": a, other: b, "ratio": ratio})
