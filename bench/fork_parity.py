@@ -35,6 +35,26 @@ def side(cfg: TrialConfig, method: str) -> dict:
     return {"epoch_s": statistics.median(steady), "epochs_s": [round(v, 4) for v in steady]}
 
 
+def write(args: argparse.Namespace, other: str, rounds: list[dict]) -> dict:
+    """Writes parity.json (the rounds so far and their summary) to args.out; returns the summary."""
+    ratios = [r["ratio"] for r in rounds]
+    summary = {
+        "cell": f"{args.model}/{args.device}/bs{args.batch_size}/resident/fp32",
+        "steps_x_epochs": f"{args.steps} x {args.epochs}",
+        "cpus": os.cpu_count(),
+        "median_fresh_epoch_s": statistics.median(r["fresh"]["epoch_s"] for r in rounds),
+        f"median_{other}_epoch_s": statistics.median(r[other]["epoch_s"] for r in rounds),
+        "median_ratio": statistics.median(ratios),
+        "min_ratio": min(ratios),
+        "max_ratio": max(ratios),
+    }
+    args.out.mkdir(parents=True, exist_ok=True)
+    tmp = args.out / "parity.json.tmp"  # then a rename: a cut never leaves half a file
+    tmp.write_text(json.dumps({"summary": summary, "rounds": rounds}, indent=2) + "\n")
+    tmp.replace(args.out / "parity.json")
+    return summary
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=6)
@@ -68,19 +88,7 @@ def main() -> None:
         rounds.append({"round": k, "first": first, "fresh": a, other: b, "ratio": ratio})
         print(f"round {k}: fresh {a['epoch_s']:.4f} s, {other} {b['epoch_s']:.4f} s, "
               f"ratio {rounds[-1]['ratio']:.3f}", flush=True)  # fmt: skip
-    ratios = [r["ratio"] for r in rounds]
-    summary = {
-        "cell": f"{args.model}/{args.device}/bs{args.batch_size}/resident/fp32",
-        "steps_x_epochs": f"{args.steps} x {args.epochs}",
-        "cpus": os.cpu_count(),
-        "median_fresh_epoch_s": statistics.median(r["fresh"]["epoch_s"] for r in rounds),
-        f"median_{other}_epoch_s": statistics.median(r[other]["epoch_s"] for r in rounds),
-        "median_ratio": statistics.median(ratios),
-        "min_ratio": min(ratios),
-        "max_ratio": max(ratios),
-    }
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "parity.json").write_text(json.dumps({"summary": summary, "rounds": rounds}, indent=2) + "\n")
+        summary = write(args, other, rounds)  # after every round: a run cut by its guard keeps what finished
     print(json.dumps(summary, indent=2))
 
 
