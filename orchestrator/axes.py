@@ -9,7 +9,7 @@ TrialConfig field each of its values sets (trainables/config.py) and to the `ben
 that gives it. Everything else is derived from this table: the options (commands/sweep.py), the
 spec's validation, its spec.json keys and what a --resume compares (spec.py), the grid's product
 (matrix.py), the option a preset's field yields to (presets.py), the trial ids a stored spec plans
-and the columns each result row names its cell by (results.py, tune_glue.py). So a new axis is a
+and the columns each result row names its cell by (sweepstate.py, rows.py, tune_glue.py). So a new axis is a
 row here, its SweepSpec field and its TrialConfig field.
 
 `repeats` is a grid axis too, but a count, not a list: repeat r of 0..N-1 sets TrialConfig.repeat.

@@ -26,8 +26,9 @@ import pandas as pd
 
 from orchestrator.analysis.speedups import bootstrap_speedup_ci, speedup
 from orchestrator.analysis.stats import CLASS_CELL, ok_epochs, steady_epochs
-from orchestrator.results import ResultsError, read_results, read_spec
+from orchestrator.results import ResultsError, read_results
 from orchestrator.spec import condition_differences
+from orchestrator.sweepstate import read_spec
 
 SLOWER, FASTER, SAME, NO_INTERVAL = "slower", "faster", "same within noise", "no interval"
 

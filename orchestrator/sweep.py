@@ -39,8 +39,9 @@ from orchestrator.matrix import unplaceable as find_unplaceable
 from orchestrator.netns import private_network
 from orchestrator.provenance import driver_provenance
 from orchestrator.relayfs import start_store, storage_filesystem
-from orchestrator.results import ResultsError, compact, progress, write_json_atomic
+from orchestrator.results import ResultsError, compact, write_json_atomic
 from orchestrator.spec import Placement, SpecError, SweepSpec, resolve_devices, spec_differences
+from orchestrator.sweepstate import progress
 from orchestrator.trial_plan import TrialPlan
 from trainables.config import TrialConfig
 from trainables.data import DatasetUnavailable, check_available

@@ -25,7 +25,8 @@ from ray.tune import Callback
 
 from orchestrator.axes import AXES
 from orchestrator.hardware import row_class
-from orchestrator.results import EPOCH_METRICS, file_key, write_rows
+from orchestrator.results import file_key, write_rows
+from orchestrator.rows import EPOCH_METRICS
 from orchestrator.spec import TrialProcess
 from orchestrator.trial_plan import TrialPlan
 
@@ -321,5 +322,3 @@ class ResultsWriter(Callback):
         path = write_rows(self.results_dir, "trials", key, [trial_row])
         if status != "partial":
             self.written.append(path)
-
-

@@ -18,12 +18,12 @@ from orchestrator.results import (
     compact,
     compact_path,
     file_key,
-    progress,
     read_kind,
     read_many,
     read_results,
     write_rows,
 )
+from orchestrator.sweepstate import progress
 
 ROW = {"sweep": "s", "cell": "simple_cnn/cpu/bs32/loader/fp32", "model": "simple_cnn", "device": "cpu",
        "batch_size": 32, "compile": "off", "warmup": False, "extrapolated": False,

@@ -14,8 +14,8 @@ import pytest
 from orchestrator.analysis.compile_gain import compile_gain_table
 from orchestrator.analysis.speedups import LAUNCH_BOUND_UTIL_PCT, launch_bound, speedup_table
 from orchestrator.matrix import expand, resolve_allotment
-from orchestrator.results import planned_trials
 from orchestrator.spec import SpecError, SweepSpec, spec_differences
+from orchestrator.sweepstate import planned_trials
 from trainables.config import Compile, TrialConfig
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -121,9 +121,10 @@ def test_compile_gain_and_payoff_from_hand_made_rows():
     # 1000 images an epoch: eager 1.0 s, compiled 0.5 s, so 2 s of compiling pay off after 4 epochs
     assert gain["payoff_epochs"] == pytest.approx(4.0)
     slower = _epochs({("m", "gpu", "off"): (1000.0, 30.0, 0.0), ("m", "gpu", "on"): (900.0, 30.0, 0.0)})
-    assert compile_gain_table(slower, trials).iloc[0]["payoff_epochs"] != compile_gain_table(
-        slower, trials
-    ).iloc[0]["payoff_epochs"]  # NaN: compiling saved nothing, it never pays off
+    assert (
+        compile_gain_table(slower, trials).iloc[0]["payoff_epochs"]
+        != compile_gain_table(slower, trials).iloc[0]["payoff_epochs"]
+    )  # NaN: compiling saved nothing, it never pays off
     assert json.dumps(list(compile_gain_table(epochs.iloc[:0], trials).columns))
 
 

@@ -3,16 +3,9 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
-from orchestrator.results import (
-    EPOCH_SCHEMA,
-    SCHEMA_VERSION,
-    ResultsError,
-    file_key,
-    planned_trials,
-    read_results,
-    unfinished_trials,
-    write_rows,
-)
+from orchestrator.results import SCHEMA_VERSION, ResultsError, file_key, read_results, write_rows
+from orchestrator.rows import EPOCH_SCHEMA
+from orchestrator.sweepstate import planned_trials, unfinished_trials
 
 ROW = {
     "sweep": "s",
@@ -130,7 +123,7 @@ def test_file_missing_a_promised_column_is_one_line_exit_2(tmp_path):
     from typer.testing import CliRunner
 
     from orchestrator.cli import app
-    from orchestrator.results import promised_columns
+    from orchestrator.rows import promised_columns
 
     assert "eval_partial" in promised_columns("epochs", "1") and "restored" not in promised_columns(
         "epochs", "4"

@@ -23,10 +23,10 @@ import math
 
 import pandas as pd
 
-from orchestrator import results
+from orchestrator import rows
 from orchestrator.analysis.stats import steady_epochs
 
-KEY = [c for c in results.CELL if c != "compile"] + [results.HW_CLASS]
+KEY = [c for c in rows.CELL if c != "compile"] + [rows.HW_CLASS]
 COLUMNS = KEY + ["eager_ips", "compiled_ips", "gain", "compile_s", "payoff_epochs"]
 
 
@@ -39,7 +39,7 @@ def compile_gain_table(epochs: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFra
         ips=("images_per_s", "median"), epoch_s=("epoch_s", "median")
     )
     compile_s = _compile_seconds(trials)
-    rows = []
+    out = []
     for key, g in cells.groupby(level=KEY, dropna=False, sort=False):
         by = g.droplevel(KEY)
         if not {"off", "on"} <= set(by.index):
@@ -48,17 +48,17 @@ def compile_gain_table(epochs: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFra
         seconds = compile_s.get(tuple(key), math.nan)
         images = float(by.at["on", "epoch_s"]) * compiled_ips  # a full compiled epoch's images
         saved = images / eager_ips - images / compiled_ips  # seconds compiling saves per epoch
-        rows.append({
+        out.append({
             **dict(zip(KEY, key, strict=True)), "eager_ips": eager_ips, "compiled_ips": compiled_ips,
             "gain": compiled_ips / eager_ips, "compile_s": seconds,
             "payoff_epochs": seconds / saved if saved > 0 else math.nan,
         })  # fmt: skip
-    return pd.DataFrame(rows, columns=COLUMNS)
+    return pd.DataFrame(out, columns=COLUMNS)
 
 
 def _compile_seconds(trials: pd.DataFrame) -> dict[tuple, float]:
     """Median compile_s of the compiled trials that finished, per KEY."""
     if trials.empty or "compile_s" not in trials:
         return {}
-    done = results.with_cell_defaults(trials[(trials["status"] == "ok") & trials["compile_s"].notna()])
+    done = rows.with_cell_defaults(trials[(trials["status"] == "ok") & trials["compile_s"].notna()])
     return {tuple(k): float(v) for k, v in done.groupby(KEY, dropna=False)["compile_s"].median().items()}

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from orchestrator.results import PAIR as _PAIR  # noqa: E402  (the one cell-key definition)
-from orchestrator.results import with_cell_defaults
+from orchestrator.rows import PAIR as _PAIR  # noqa: E402  (the one cell-key definition)
+from orchestrator.rows import with_cell_defaults
 
 PAIR = list(_PAIR)  # the settings a CPU and a GPU cell must share: the cell key but the device
 UNKNOWN_CLASS = "unknown class"  # how "" (a class that was not recorded) is shown

@@ -36,13 +36,13 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from orchestrator import results
+from orchestrator import rows
 
-CELL = list(results.CELL)  # the cell key: defined once, in orchestrator.results
-HW_CLASS = results.HW_CLASS  # e.g. "gpu:H200", "cpu:EPYC-7763-64c" (orchestrator.hardware); "" when unknown
+CELL = list(rows.CELL)  # the cell key: defined once, in orchestrator.rows
+HW_CLASS = rows.HW_CLASS  # e.g. "gpu:H200", "cpu:EPYC-7763-64c" (orchestrator.hardware); "" when unknown
 CLASS_CELL = CELL + [HW_CLASS]  # what cell_summary groups by: a cell never pools hardware classes
 DEVICES = ("cpu", "gpu")
-RUN = list(results.RUN)  # one training run (a repeat of a cell)
+RUN = list(rows.RUN)  # one training run (a repeat of a cell)
 # Settings that should be constant inside a cell; pooling differing values would mix two experiments.
 _MUST_MATCH = ["dataset", "cpus_allotted", "torch_threads", "data_workers"]
 # A side is flagged "noisy" when the IQR of its epoch_s samples exceeds this share of their median.
@@ -94,10 +94,10 @@ def ok_epochs(epochs: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFrame:
 
 
 def with_hw_class(epochs: pd.DataFrame) -> pd.DataFrame:
-    """A copy of `epochs` whose cell-key columns with a default (results.CELL_DEFAULTS, e.g. hw_class "")
+    """A copy of `epochs` whose cell-key columns with a default (rows.CELL_DEFAULTS, e.g. hw_class "")
     hold it where null or where the column is absent (results written before the column existed)."""
-    out = results.with_cell_defaults(epochs).copy()
-    for col, default in results.CELL_DEFAULTS.items():
+    out = rows.with_cell_defaults(epochs).copy()
+    for col, default in rows.CELL_DEFAULTS.items():
         out[col] = out[col].astype(type(default))
     return out
 

@@ -42,7 +42,7 @@ def _done(folder: Path) -> int | None:
 
 
 def _row(folder: Path) -> list[str]:
-    from orchestrator.results import planned_trials
+    from orchestrator.sweepstate import planned_trials
 
     try:
         doc = json.loads((folder / "spec.json").read_text(encoding="utf-8"))

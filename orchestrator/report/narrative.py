@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import pandas as pd
 
-from orchestrator import results
+from orchestrator import rows
 from orchestrator.analysis.pairing import pair_label
 from orchestrator.analysis.stats import INPUT_BOUND_SHARE, PAPER_POINTS
 from orchestrator.report.formats import fmt_pct, fmt_speedup, is_missing
 from orchestrator.report.model import ReportModel
-from orchestrator.results import with_cell_defaults
+from orchestrator.rows import with_cell_defaults
 
-CONFIG = list(results.CONFIG)  # batch, pipeline, precision, compile: a model's configuration
+CONFIG = list(rows.CONFIG)  # batch, pipeline, precision, compile: a model's configuration
 # Flags that make an epoch time (and so a speedup) less certain; partial-eval concerns accuracy only.
 TIMING_FLAGS = ("noisy", "extrapolated", "warm-up only", "single-sample", "mixed", "steal")
 PAPER_TREND = " → ".join(stated.split(" ")[0] for *_, stated in PAPER_POINTS)  # "~2x → >7x → 40.6x"

@@ -1,0 +1,173 @@
+"""What a sweep directory holds and planned: `--resume`'s Progress, the trials a spec plans and those
+still unfinished, and whether several sweeps' conditions may be pooled in one report."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from orchestrator.axes import AXES
+from orchestrator.results import ResultsError, file_key, read_file, read_kind
+from orchestrator.spec import condition_differences, conditions
+from trainables.config import TrialConfig
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What a results directory already holds, for `--resume`."""
+
+    done: frozenset[str]  # benchctl trial ids with a successful attempt
+    attempts: dict[str, int]  # highest attempt number on disk per trial id
+    orphans: tuple[Path, ...]  # epochs files whose attempt has no trials row (driver killed between)
+    # unfinished trial id -> (absolute path of its latest checkpoint on this machine, epoch it follows)
+    checkpoints: dict[str, tuple[str, int]] = field(default_factory=dict)
+
+
+def _attempt_of(path: Path) -> int:
+    return int(path.stem.rpartition("-a")[2])
+
+
+def planned_trials(spec: dict) -> list[str] | None:
+    """The trial ids a sweep's spec asks for (TrialConfig.trial_id of every combination of the grid's
+    axes, orchestrator/axes.py), or None when they depend on the cluster (--per-class: classes found
+    then) or the spec does not say (no devices, or a value TrialConfig refuses)."""
+    if spec.get("per_class"):
+        return None
+    # an axis added after the spec was stored (compiles) ran at its default
+    stored = {a.spec_field: spec.get(a.spec_field, a.default.split(",") if a.default else None) for a in AXES}
+    if not all(isinstance(stored[a.spec_field], list) for a in AXES) or not isinstance(
+        spec.get("repeats"), int
+    ):
+        return None
+    try:
+        return [
+            TrialConfig(**{a.trial_field: v for a, v in zip(AXES, combo, strict=True)}, repeat=r).trial_id
+            for combo in itertools.product(*(stored[a.spec_field] for a in AXES))
+            for r in range(spec["repeats"])
+        ]
+    except (TypeError, ValueError):
+        return None
+
+
+def read_spec(results_dir: Path) -> dict | None:
+    """The spec a results directory's spec.json stores, or None without a readable one."""
+    try:
+        spec = json.loads((Path(results_dir) / "spec.json").read_text(encoding="utf-8"))["spec"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return spec if isinstance(spec, dict) else None
+
+
+def same_conditions(a: dict, b: dict) -> bool:
+    """Whether two sweeps' specs ran trials under the same conditions (epochs, data size, steps, placement,
+    ...): spec.condition_differences finds none (grid keys aside; a key only one has reads as what
+    benchctl did before that option existed, as --resume reads it)."""
+    return not condition_differences(a, b)
+
+
+@dataclass(frozen=True)
+class Pooling:
+    """How the conditions of several results directories compare (`pooling`)."""
+
+    differing: dict[str, dict[str, object]]  # condition key -> {results dir, as given: its value}
+    unknown: tuple[Path, ...]  # directories without a readable spec.json: conditions unknown
+
+    def describe(self, quote: str = "") -> str:
+        """`epochs (results/a: 3, results/b: 2); ...`: the keys that differ, each sweep's value (keys and
+        directories wrapped in `quote`, e.g. a backtick for Markdown)."""
+        return "; ".join(
+            f"{quote}{key}{quote} ("
+            + ", ".join(f"{quote}{name}{quote}: {value!r}" for name, value in per.items())
+            + ")"
+            for key, per in self.differing.items()
+        )
+
+    def note(self, several: bool, quote: str = "") -> str:
+        """For the report: the conditions that differ between the pooled sweeps, and (`several` sweeps
+        given) those whose conditions could not be compared; empty when neither applies."""
+        parts = []
+        if self.differing:
+            parts.append(
+                f"Pooled across different conditions (--pool): {self.describe(quote)}. Cells mix trials "
+                "run under these settings."
+            )
+        if self.unknown and several:
+            names = ", ".join(f"{quote}{d}{quote}" for d in self.unknown)
+            parts.append(f"Conditions unknown for {names} (no spec.json): not compared with the others.")
+        return " ".join(parts)
+
+
+def pooling(results_dirs: Iterable[Path], allow: bool = False) -> Pooling:
+    """The condition keys on which the sweeps in `results_dirs` differ (each against the first one with a
+    spec.json, by condition_differences), with every sweep's value, and the directories whose conditions
+    cannot be known (no spec.json). Differing conditions raise ResultsError (exit 2) unless `allow`
+    (report --pool): pooled silently, capped and full epochs or two data sizes would mix in one median."""
+    specs = {Path(d): read_spec(Path(d)) for d in results_dirs}
+    known = {d: s for d, s in specs.items() if s is not None}
+    first = next(iter(known.values()), None)
+    keys = sorted({k for s in known.values() for k in condition_differences(first, s)})
+    differing = {k: {str(d): conditions(s).get(k) for d, s in known.items()} for k in keys}
+    pooled = Pooling(differing, tuple(d for d, s in specs.items() if s is None))
+    if differing and not allow:
+        raise ResultsError(
+            f"these sweeps ran under different conditions: {pooled.describe()}; report each on its own, "
+            "or pass --pool to pool them into one table anyway (the report then says what was pooled)"
+        )
+    return pooled
+
+
+def unfinished_trials(results_dir: Path, trials: pd.DataFrame, others: Iterable[Path] = ()) -> list[str]:
+    """Trial ids the sweep in `results_dir` planned (its spec.json) that have no successful attempt among
+    `trials` of that sweep or of another sweep in `others` run under the same conditions (same_conditions:
+    a sweep that re-ran a cut cell fills the gap; a 12,500-image sweep never fills a 50,000-image one's,
+    since trial ids leave out epoch length and data size). Empty when the plan cannot be known."""
+    spec = read_spec(results_dir)
+    if spec is None:
+        return []
+    planned = planned_trials(spec) or []
+    if not trials.empty and "sweep" in trials:
+        fillers = {spec.get("name")} | {
+            o.get("name") for o in map(read_spec, others) if o is not None and same_conditions(spec, o)
+        }
+        trials = trials[trials.sweep.isin(fillers)]
+    ok = set(trials.loc[trials.status == "ok", "trial"]) if not trials.empty else set()
+    return [t for t in planned if t not in ok]
+
+
+def progress(results_dir: Path) -> Progress:
+    """Read the trials table (and the epochs files' names) of a sweep directory."""
+    trials = read_kind(results_dir, "trials")
+    ok = trials[trials.status == "ok"]
+    attempts: dict[str, int] = {}
+    for trial, attempt in zip(trials.trial, trials.attempt, strict=True):
+        attempts[trial] = max(attempts.get(trial, 0), int(attempt))
+    recorded = {file_key(t, int(a)) for t, a in zip(trials.trial, trials.attempt, strict=True)}
+    orphans = tuple(f for f in sorted((results_dir / "epochs").glob("*.parquet")) if f.stem not in recorded)
+    for f in orphans:  # an orphan's attempt number stays taken: the retry gets the next one
+        for trial in set(read_file(f, "epochs").column("trial").to_pylist()):
+            attempts[trial] = max(attempts.get(trial, 0), _attempt_of(f))
+    return Progress(
+        done=frozenset(ok.trial),
+        attempts=attempts,
+        orphans=orphans,
+        checkpoints=_checkpoints(results_dir, trials),
+    )
+
+
+def _checkpoints(results_dir: Path, trials: pd.DataFrame) -> dict[str, tuple[str, int]]:
+    """Per unfinished trial, the latest checkpoint its attempts left that is still on disk."""
+    if "checkpoint" not in trials or trials.empty:
+        return {}
+    done = set(trials.loc[trials.status == "ok", "trial"])
+    out: dict[str, tuple[str, int]] = {}
+    rows = trials[trials.checkpoint.notna() & ~trials.trial.isin(done)]
+    for r in rows.sort_values(["checkpoint_epoch", "attempt"]).itertuples():
+        path = results_dir.resolve() / r.checkpoint  # an absolute path stays as it is
+        if path.is_dir():
+            out[r.trial] = (str(path), int(r.checkpoint_epoch))
+    return out
