@@ -67,8 +67,12 @@ def test_a_prestarted_trial_gives_the_rows_a_fresh_one_gives_in_its_own_process(
     times = info["start_times"]
     assert times["spawn"] <= times["main"] <= times["imports"] <= info["first_step_at"]
     spare = _waiting_spare()
-    second = run_isolated(cfg, start_method="prestarted")
+    asked_at, later = time.time(), []
+    second = run_isolated(cfg, lambda i, r: later.append(i), start_method="prestarted")
     assert [r["train_loss"] for r in second] == [r["train_loss"] for r in fresh]
+    own, counted = later[0]["child_times"], later[0]["start_times"]
+    assert own["main"] < asked_at <= counted["main"]  # the spare began before; the phases count from the ask
+    assert counted["imports"] == max(own["imports"], counted["spawn"])
     assert _waiting_spare() != spare  # the spare ran that trial and ended; the next one is another process
     with pytest.raises(ProcessLookupError):
         os.kill(spare, 0)

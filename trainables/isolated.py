@@ -79,7 +79,8 @@ def run_isolated(
     """Run `cfg` in a child process; call `on_epoch(info, row)` as its epochs arrive (and `on_phase`
     as it announces its slow start-up steps); return the rows. Arguments as trainables.train.run_trial;
     each epoch's info also carries `start_method` and the child's `start_times` (time.time() stamps:
-    spawn, main, imports)."""
+    spawn, main, imports; none before the trial asked for the child), and `child_times`, the child's
+    own main and imports stamps, which for a prestarted child say when it really imported."""
     start_method = StartMethod(start_method)
     env = {
         **os.environ,
@@ -140,8 +141,9 @@ def run_isolated(
                 rows.append(msg["row"])
                 if on_epoch is not None:
                     info = {**msg["info"], "start_method": start_method.value}
-                    times = {k: max(v, spawned) for k, v in info.get("start_times", {}).items()}
-                    info["start_times"] = {"spawn": spawned, **times}
+                    own = info.get("start_times", {})
+                    times = {k: max(v, spawned) for k, v in own.items()}
+                    info["start_times"], info["child_times"] = {"spawn": spawned, **times}, own
                     on_epoch(info, msg["row"])
                 if "checkpoint_mb" in msg["row"]:
                     with contextlib.suppress(BrokenPipeError):  # the child died: its exit code tells why
