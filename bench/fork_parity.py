@@ -9,7 +9,9 @@ prestarted, whose next spare imports under SCHED_IDLE beside B's epochs, as in a
 an A/A run, the noise floor of such pairs), A first in
 even rounds and B first in odd ones (ABBA...), so a drift of the host's speed, or the second run of a
 round finding the GPU's clocks up or the page cache warm, lands on both sides alike. A side's number
-is the median epoch_s of its non-warm-up epochs; per round, ratio = B / A (> 1: B slower).
+is the median epoch_s of its non-warm-up epochs; per round, ratio = B / A (> 1: B slower). For
+prestarted, the rounds also say which of B's epochs ran beside the next spare's imports and the ratio
+over B's other epochs (`mark_spare_overlap`): does a slower B come from that spare?
 Writes OUT/parity.json and prints its summary. Measurements: reports/trial-start/README.md.
 """
 
@@ -20,6 +22,7 @@ import json
 import os
 import statistics
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,9 +33,34 @@ from trainables.isolated import run_isolated  # noqa: E402
 
 
 def side(cfg: TrialConfig, method: str) -> dict:
-    rows = run_isolated(cfg, start_method=method)
-    steady = [r["epoch_s"] for r in rows if not r["warmup"]]
-    return {"epoch_s": statistics.median(steady), "epochs_s": [round(v, 4) for v in steady]}
+    ends, infos, asked_at = [], [], time.time()
+    rows = run_isolated(cfg, lambda i, r: (ends.append(time.time()), infos.append(i)), start_method=method)
+    steady = [(r["epoch_s"], end) for r, end in zip(rows, ends, strict=True) if not r["warmup"]]
+    return {
+        "asked_at": asked_at,  # a prestarted side's take: when the next spare starts
+        "epoch_s": statistics.median(v for v, _ in steady),
+        "epochs_s": [round(v, 4) for v, _ in steady],
+        "epoch_ends": [round(end, 3) for _, end in steady],  # time.time() when each epoch's row came
+        "child_imports_at": infos[0]["child_times"]["imports"],  # unclamped: a spare's own stamp
+    }
+
+
+def mark_spare_overlap(rounds: list[dict], other: str) -> None:
+    """For prestarted B sides: the spare each one started at its take imported until the next B side's
+    child_imports_at (that spare ran it). Marks the round's epochs, B's and A's, that ran while it
+    imported (`overlapped`; A's too where A ran second and the imports lasted), and the ratio over the
+    epoch indices where neither did (`ratio_clean`; None if there is none). The last B side's spare ran
+    no trial, so the last round is not marked."""
+    median = statistics.median
+    for this, after in zip(rounds, rounds[1:], strict=False):
+        spare = this[other]["asked_at"], after[other]["child_imports_at"]  # when it imported
+        runs = this[other], this["fresh"]
+        for run in runs:
+            spans = zip(run["epochs_s"], run["epoch_ends"], strict=True)
+            run["overlapped"] = [end > spare[0] and end - v < spare[1] for v, end in spans]
+        pairs = zip(*(r["epochs_s"] for r in runs), *(r["overlapped"] for r in runs), strict=True)
+        clean = [(bv, av) for bv, av, b_beside, a_beside in pairs if not (b_beside or a_beside)]
+        this["ratio_clean"] = median(v for v, _ in clean) / median(v for _, v in clean) if clean else None
 
 
 def write(args: argparse.Namespace, other: str, rounds: list[dict]) -> dict:
@@ -48,6 +76,13 @@ def write(args: argparse.Namespace, other: str, rounds: list[dict]) -> dict:
         "min_ratio": min(ratios),
         "max_ratio": max(ratios),
     }
+    clean = [r["ratio_clean"] for r in rounds if r.get("ratio_clean") is not None]
+    if other == "prestarted":
+        summary["epochs_overlapped"] = {
+            k: sum(sum(r[k].get("overlapped", [])) for r in rounds) for k in (other, "fresh")
+        }
+        summary["median_ratio_clean"] = statistics.median(clean) if clean else None
+        summary["rounds_clean"] = len(clean)
     args.out.mkdir(parents=True, exist_ok=True)
     tmp = args.out / "parity.json.tmp"  # then a rename: a cut never leaves half a file
     tmp.write_text(json.dumps({"summary": summary, "rounds": rounds}, indent=2) + "\n")
@@ -86,6 +121,8 @@ def main() -> None:
         first = "fresh" if k % 2 == 0 else other
         ratio = b["epoch_s"] / a["epoch_s"]
         rounds.append({"round": k, "first": first, "fresh": a, other: b, "ratio": ratio})
+        if method == "prestarted":
+            mark_spare_overlap(rounds, other)
         print(f"round {k}: fresh {a['epoch_s']:.4f} s, {other} {b['epoch_s']:.4f} s, "
               f"ratio {rounds[-1]['ratio']:.3f}", flush=True)  # fmt: skip
         summary = write(args, other, rounds)  # after every round: a run cut by its guard keeps what finished
