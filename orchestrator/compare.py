@@ -27,8 +27,7 @@ import pandas as pd
 from orchestrator.analysis.speedups import bootstrap_speedup_ci, speedup
 from orchestrator.analysis.stats import CLASS_CELL, ok_epochs, steady_epochs
 from orchestrator.results import ResultsError, read_results
-from orchestrator.spec import condition_differences
-from orchestrator.sweepstate import read_spec
+from orchestrator.spec import condition_differences, read_stored_spec
 
 SLOWER, FASTER, SAME, NO_INTERVAL = "slower", "faster", "same within noise", "no interval"
 
@@ -153,7 +152,7 @@ def compare(a: Path, b: Path) -> Comparison:
     """Compare result set B against A (each a results directory written by `benchctl sweep`)."""
     a, b = Path(a), Path(b)
     sa, sb = _samples(a), _samples(b)
-    specs = {a: read_spec(a), b: read_spec(b)}
+    specs = {a: read_stored_spec(a), b: read_stored_spec(b)}
     known = specs[a] is not None and specs[b] is not None
     return Comparison(
         a=a,

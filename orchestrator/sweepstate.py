@@ -4,7 +4,6 @@ still unfinished, and whether several sweeps' conditions may be pooled in one re
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,7 +12,7 @@ import pandas as pd
 
 from orchestrator.axes import AXES
 from orchestrator.results import ResultsError, file_key, read_file, read_kind
-from orchestrator.spec import condition_differences, conditions
+from orchestrator.spec import condition_differences, conditions, read_stored_spec
 from trainables.config import TrialConfig
 
 
@@ -52,15 +51,6 @@ def planned_trials(spec: dict) -> list[str] | None:
         ]
     except (TypeError, ValueError):
         return None
-
-
-def read_spec(results_dir: Path) -> dict | None:
-    """The spec a results directory's spec.json stores, or None without a readable one."""
-    try:
-        spec = json.loads((Path(results_dir) / "spec.json").read_text(encoding="utf-8"))["spec"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return spec if isinstance(spec, dict) else None
 
 
 def same_conditions(a: dict, b: dict) -> bool:
@@ -107,7 +97,7 @@ def pooling(results_dirs: Iterable[Path], allow: bool = False) -> Pooling:
     spec.json, by condition_differences), with every sweep's value, and the directories whose conditions
     cannot be known (no spec.json). Differing conditions raise ResultsError (exit 2) unless `allow`
     (report --pool): pooled silently, capped and full epochs or two data sizes would mix in one median."""
-    specs = {Path(d): read_spec(Path(d)) for d in results_dirs}
+    specs = {Path(d): read_stored_spec(Path(d)) for d in results_dirs}
     known = {d: s for d, s in specs.items() if s is not None}
     first = next(iter(known.values()), None)
     keys = sorted({k for s in known.values() for k in condition_differences(first, s)})
@@ -126,13 +116,13 @@ def unfinished_trials(results_dir: Path, trials: pd.DataFrame, others: Iterable[
     `trials` of that sweep or of another sweep in `others` run under the same conditions (same_conditions:
     a sweep that re-ran a cut cell fills the gap; a 12,500-image sweep never fills a 50,000-image one's,
     since trial ids leave out epoch length and data size). Empty when the plan cannot be known."""
-    spec = read_spec(results_dir)
+    spec = read_stored_spec(results_dir)
     if spec is None:
         return []
     planned = planned_trials(spec) or []
     if not trials.empty and "sweep" in trials:
         fillers = {spec.get("name")} | {
-            o.get("name") for o in map(read_spec, others) if o is not None and same_conditions(spec, o)
+            o.get("name") for o in map(read_stored_spec, others) if o is not None and same_conditions(spec, o)
         }
         trials = trials[trials.sweep.isin(fillers)]
     ok = set(trials.loc[trials.status == "ok", "trial"]) if not trials.empty else set()
