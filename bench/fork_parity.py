@@ -3,7 +3,7 @@
     python bench/fork_parity.py --rounds 6 --out reports/trial-start
     python bench/fork_parity.py --against prestarted --rounds 6 --out reports/trial-start/prestart
 
-Each round runs the same cell (--device cpu or gpu) twice through trainables.isolated.run_isolated,
+Each round runs the same cell (--device cpu or gpu) twice through trainables.launch.isolated.run_isolated,
 with start_method=fresh (A) and --against (B: forkserver, one fork server for the whole run, or
 prestarted, whose next spare imports under SCHED_IDLE beside B's epochs, as in a sweep, or fresh:
 an A/A run, the noise floor of such pairs), A first in
@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from trainables.config import TrialConfig  # noqa: E402
-from trainables.isolated import run_isolated  # noqa: E402
+from trainables.launch.isolated import run_isolated  # noqa: E402
 
 
 def side(cfg: TrialConfig, method: str) -> dict:

@@ -7,7 +7,7 @@ Each method runs one real `benchctl sweep` of N tiny cells (simple_cnn, syntheti
 this machine's local Ray. Per cell seconds = the sweep's whole wall time (Ray start and shutdown
 included) / N, and the same for Tune's fit alone (first trial start to last trial end, from the
 rows' started_at/ended_at). The start phases are the medians of the trials rows' schema-7 columns
-(start_s: Tune starting the trial to its first timed step; orchestrator/tune_glue.start_phases).
+(start_s: Tune starting the trial to its first timed step; orchestrator/run/tune_glue.start_phases).
 Writes OUT/<method>.json and OUT/summary.json and prints the summary.
 """
 
@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from orchestrator.results import read_results  # noqa: E402
+from orchestrator.results.files import read_results  # noqa: E402
 
 PHASES = ("start_s", "start_schedule_s", "start_process_s", "start_imports_s", "start_model_s")
 

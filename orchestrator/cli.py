@@ -80,7 +80,7 @@ def version_text() -> str:
     ("unknown" outside a git checkout) and the schema of the Parquet files it writes."""
     from importlib.metadata import PackageNotFoundError, version
 
-    from orchestrator.schema import SCHEMA_VERSION  # not results.py: that one imports pandas
+    from orchestrator.results.schema import SCHEMA_VERSION  # not results.files: that one imports pandas
 
     root = Path(__file__).resolve().parent.parent
     try:

@@ -74,7 +74,7 @@ def test_report_names_a_foreign_parquet_file_without_traceback(tmp_path):
 def test_report_json_is_the_speedup_table(tmp_path):
     import json
 
-    from orchestrator.results import write_rows
+    from orchestrator.results.files import write_rows
 
     base = {
         "sweep": "s",
@@ -248,7 +248,7 @@ def test_cifar10_missing_offline_is_one_line_exit_2(tmp_path):
 
 
 def test_report_names_a_truncated_parquet_file(tmp_path):
-    from orchestrator.results import write_rows
+    from orchestrator.results.files import write_rows
 
     path = write_rows(tmp_path, "trials", "k-a1", [{"trial": "t", "attempt": 1, "status": "ok"}])
     path.write_bytes(path.read_bytes()[:100])
@@ -264,7 +264,7 @@ def test_report_on_an_empty_directory(tmp_path):
 
 
 def test_report_to_an_unwritable_out_is_one_line_exit_2(tmp_path):
-    from orchestrator.results import write_rows
+    from orchestrator.results.files import write_rows
 
     row = {"sweep": "s", "model": "simple_cnn", "device": "cpu", "trial": "t", "epoch": 2, "epoch_s": 1.0}
     write_rows(tmp_path / "res", "epochs", "k-a1", [row])
@@ -280,7 +280,7 @@ def test_a_head_port_that_is_not_ray_is_refused_within_bounded_time(tmp_path):
     import threading
     import time
 
-    from orchestrator.cluster import GCS_ANSWER_TIMEOUT_S, PROBE_TIMEOUT_S
+    from orchestrator.lab.cluster import GCS_ANSWER_TIMEOUT_S, PROBE_TIMEOUT_S
 
     class Quiet(http.server.BaseHTTPRequestHandler):
         def log_message(self, *args):  # the server's own log would land in the output checked below

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from procutil import pids_with_env
 
-from orchestrator.schema import SCHEMA_VERSION
-from orchestrator.spec import SweepSpec, conditions, spec_differences
+from orchestrator.plan.spec import SweepSpec, conditions, spec_differences
+from orchestrator.results.schema import SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("torch", "torchvision", "ray", "pandas", "matplotlib")

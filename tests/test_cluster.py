@@ -3,8 +3,8 @@ import time
 
 import pytest
 
-from orchestrator.cluster import GCS_PORT, head_address, probe
 from orchestrator.errors import BenchctlError
+from orchestrator.lab.cluster import GCS_PORT, head_address, probe
 
 
 def test_head_address_from_ray_cluster_file(tmp_path):
@@ -48,7 +48,7 @@ def test_a_local_ray_refuses_clients_without_its_token():
     # Ray 2.60 listens on all interfaces even with node address 127.0.0.1: token auth is what guards it
     import ray
 
-    from orchestrator.cluster import auth_required, connect_local
+    from orchestrator.lab.cluster import auth_required, connect_local
 
     connect_local()
     try:

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from orchestrator.cli import app
-from orchestrator.results import (
+from orchestrator.results.files import (
     SCHEMA_VERSION,
     ResultsError,
     compact,
@@ -23,7 +23,7 @@ from orchestrator.results import (
     read_results,
     write_rows,
 )
-from orchestrator.sweepstate import progress
+from orchestrator.results.sweepstate import progress
 
 ROW = {"sweep": "s", "cell": "simple_cnn/cpu/bs32/loader/fp32", "model": "simple_cnn", "device": "cpu",
        "batch_size": 32, "compile": "off", "warmup": False, "extrapolated": False,
@@ -126,7 +126,7 @@ def test_a_changed_source_is_read_fresh_not_the_stale_copy(sweep):
 def test_a_copied_directory_still_uses_its_compacted_files(sweep, tmp_path, monkeypatch):
     """A copy that does not keep mtimes (git, tar's seconds, cp without -p) still matches the manifest by
     the files' bytes; a copied file whose bytes changed is read fresh."""
-    from orchestrator import results
+    from orchestrator.results import files as results
 
     compact(sweep)
     expected = read_results(sweep)

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from orchestrator.analysis.compare import FASTER, NO_INTERVAL, SAME, SLOWER, compare, verdict
 from orchestrator.cli import app
-from orchestrator.compare import FASTER, NO_INTERVAL, SAME, SLOWER, compare, verdict
-from orchestrator.results import file_key, write_json_atomic, write_rows
-from orchestrator.spec import SweepSpec
+from orchestrator.plan.spec import SweepSpec
+from orchestrator.results.files import file_key, write_json_atomic, write_rows
 
 runner = CliRunner()
 NOISE = (1.00, 1.02, 0.98, 1.01, 0.99, 1.03, 0.97, 1.00)  # +-3%: far below a 2x change

@@ -13,9 +13,9 @@ import pytest
 
 from orchestrator.analysis.compile_gain import compile_gain_table
 from orchestrator.analysis.speedups import LAUNCH_BOUND_UTIL_PCT, launch_bound, speedup_table
-from orchestrator.matrix import expand, resolve_allotment
-from orchestrator.spec import SpecError, SweepSpec, spec_differences
-from orchestrator.sweepstate import planned_trials
+from orchestrator.plan.matrix import expand, resolve_allotment
+from orchestrator.plan.spec import SpecError, SweepSpec, spec_differences
+from orchestrator.results.sweepstate import planned_trials
 from trainables.config import Compile, TrialConfig
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -8,9 +8,9 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from orchestrator.cli import app
-from orchestrator.matrix import expand, resolve_allotment
-from orchestrator.plan import idle_note, local_nodes
-from orchestrator.spec import SweepSpec
+from orchestrator.plan.dryrun import idle_note, local_nodes
+from orchestrator.plan.matrix import expand, resolve_allotment
+from orchestrator.plan.spec import SweepSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 runner = CliRunner()

@@ -14,8 +14,8 @@ import torch
 from typer.testing import CliRunner
 
 from orchestrator.cli import app
-from orchestrator.results import compact_path, read_results, write_json_atomic
-from orchestrator.spec import SweepSpec
+from orchestrator.plan.spec import SweepSpec
+from orchestrator.results.files import compact_path, read_results, write_json_atomic
 
 runner = CliRunner()
 # the README's first sweep line, capped so that it takes seconds (2 steps an epoch, one small model)

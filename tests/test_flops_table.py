@@ -1,4 +1,4 @@
-"""orchestrator.flops_table against trainables.flops: the report's static FLOP counts are the counter's.
+"""analysis.flops_table against trainables.flops: the report's static FLOP counts are the counter's.
 
 .venv/bin/pytest -q tests/test_flops_table.py
 """
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.flops_table import TRAIN_FLOPS_PER_IMAGE, train_flops
+from orchestrator.analysis.flops_table import TRAIN_FLOPS_PER_IMAGE, train_flops
 from trainables.config import PAPER_MODELS
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""trainables/forkserver.py: trial processes forked from a server that imported torch once.
+"""trainables/launch/forkserver.py: trial processes forked from a server that imported torch once.
 
 Real processes throughout: a real server, real forks, a real trial (no Ray here: run_isolated's
 contract). The probe child (tests/fork_probe.py) reports the state a forked process starts in."""
@@ -17,8 +17,8 @@ import torch
 from procutil import children_of, gone
 
 from trainables.config import TrialConfig
-from trainables.forkserver import ForkServer
-from trainables.isolated import StartMethod, TrialProcessError, run_isolated
+from trainables.launch.forkserver import ForkServer
+from trainables.launch.isolated import StartMethod, TrialProcessError, run_isolated
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBE = "tests.fork_probe:main"
@@ -128,7 +128,7 @@ def test_a_killed_supervisor_leaves_neither_trial_nor_server_behind(tmp_path):
         """
         import threading
         from trainables.config import TrialConfig
-        from trainables.isolated import run_isolated
+        from trainables.launch.isolated import run_isolated
         cfg = TrialConfig(model="simple_cnn", epochs=50, batch_size=32, workers=0, train_size=4096,
                           test_size=64, cpus=1, max_steps=None)
         t = threading.Thread(target=run_isolated, args=(cfg,), kwargs={"start_method": "forkserver"})
@@ -143,7 +143,7 @@ def test_a_killed_supervisor_leaves_neither_trial_nor_server_behind(tmp_path):
         deadline = time.monotonic() + 90
         while trial is None and time.monotonic() < deadline and supervisor.poll() is None:
             for s in children_of(supervisor.pid):
-                if b"trainables.forkserver" in Path(f"/proc/{s}/cmdline").read_bytes():
+                if b"trainables.launch.forkserver" in Path(f"/proc/{s}/cmdline").read_bytes():
                     server = s
                     trial = next(iter(children_of(s)), None)
             time.sleep(0.2)

@@ -1,16 +1,16 @@
-"""orchestrator.hardware: class names, grouping nodes into classes, and per-class cells in the grid."""
+"""orchestrator.lab.hardware: class names, grouping nodes into classes, and per-class cells in the grid."""
 
 from ray.tune import PlacementGroupFactory
 
-from orchestrator.hardware import (
+from orchestrator.lab.hardware import (
     cpu_class_name,
     gpu_class_name,
     hardware_classes,
     row_class,
     short_cpu_name,
 )
-from orchestrator.matrix import expand, resolve_allotment, unplaceable
-from orchestrator.spec import SweepSpec
+from orchestrator.plan.matrix import expand, resolve_allotment, unplaceable
+from orchestrator.plan.spec import SweepSpec
 
 NODES = [
     {"host": "head", "node_id": "n0", "resources": {"CPU": 0.0, "memory": 1.0}},

@@ -1,4 +1,4 @@
-"""trainables/isolated.py: the trial's loop in a fresh child process (no Ray here: the plain contract)."""
+"""trainables/launch/isolated.py: the trial's loop in a fresh child process (no Ray: the plain contract)."""
 
 import os
 import signal
@@ -12,13 +12,13 @@ import pytest
 import torch
 
 from trainables.config import TrialConfig
-from trainables.isolated import TrialProcessError, run_isolated
+from trainables.launch.isolated import TrialProcessError, run_isolated
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _children_running_isolated(parent: int) -> list[int]:
-    """PIDs whose parent is `parent` and whose command line runs trainables.isolated."""
+    """PIDs whose parent is `parent` and whose command line runs trainables.launch.isolated."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -28,7 +28,7 @@ def _children_running_isolated(parent: int) -> list[int]:
             ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
         except (OSError, ValueError, IndexError):
             continue
-        if ppid == parent and b"trainables.isolated" in cmd:
+        if ppid == parent and b"trainables.launch.isolated" in cmd:
             found.append(int(entry.name))
     return found
 
@@ -65,7 +65,7 @@ def test_the_child_dies_with_its_parent(tmp_path):
     parent_code = textwrap.dedent(
         """
         from trainables.config import TrialConfig
-        from trainables.isolated import run_isolated
+        from trainables.launch.isolated import run_isolated
         run_isolated(TrialConfig(model="simple_cnn", epochs=50, batch_size=32, workers=0, train_size=4096,
                                  test_size=64, cpus=1, max_steps=None))
         """

@@ -17,7 +17,7 @@ from labnet import LabNet
 from procutil import sigkill_after_first_trial, trial_rows
 
 from orchestrator.analysis.stats import ok_epochs
-from orchestrator.results import read_results
+from orchestrator.results.files import read_results
 
 pytestmark = pytest.mark.skipif(LabNet.unavailable() is not None, reason=str(LabNet.unavailable()))
 
@@ -157,7 +157,7 @@ def test_a_worker_host_dying_after_epoch_2_is_retried_elsewhere_from_its_checkpo
     assert sorted(ok.trial) == sorted(set(trials.trial)) and len(ok) == 2  # one good attempt per cell
     retry = ok[ok.trial == failed.trial.iloc[0]].iloc[0]
     assert retry.host == "w1" and retry.restored_from_epoch == cut_at  # continued, on the surviving host
-    # its checkpoint went w2 -> the driver's disk -> w1 through Ray (orchestrator/relayfs.py)
+    # its checkpoint went w2 -> the driver's disk -> w1 through Ray (orchestrator/run/relayfs.py)
     final = ok_epochs(epochs, trials)
     assert len(final) == 2 * 5 and not final.duplicated(["trial", "epoch"]).any()
     mine = final[final.trial == retry.trial].sort_values("epoch")

@@ -48,13 +48,13 @@ def test_the_check_catches_each_form():
     for source in sources:
         assert display(imported(source)), source
     assert not display(imported("from orchestrator import results\nimport pandas as pd"))
-    assert not display(imported("from orchestrator.results import PAIR"))
+    assert not display(imported("from orchestrator.results.files import PAIR"))
 
 
 def test_the_report_reads_only_columns_of_the_row_schemas():
     # read_many reads a name no file has as an all-null column: a misspelt one would hide, not fail
     from orchestrator.report.model import ENVIRONMENT, TRIAL_COLUMNS, UNREAD_EPOCH_COLUMNS
-    from orchestrator.rows import EPOCH_SCHEMA, TRIAL_SCHEMA
+    from orchestrator.results.rows import EPOCH_SCHEMA, TRIAL_SCHEMA
 
     assert set(TRIAL_COLUMNS) <= set(TRIAL_SCHEMA.names)
     assert set(ENVIRONMENT) <= set(TRIAL_COLUMNS)

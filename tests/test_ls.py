@@ -5,7 +5,7 @@ import os
 from typer.testing import CliRunner
 
 from orchestrator.cli import app
-from orchestrator.results import write_json_atomic, write_rows
+from orchestrator.results.files import write_json_atomic, write_rows
 
 runner = CliRunner()
 

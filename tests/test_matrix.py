@@ -3,7 +3,7 @@ import math
 
 from ray import tune
 
-from orchestrator.matrix import (
+from orchestrator.plan.matrix import (
     Allotment,
     expand,
     matrix_axes,
@@ -11,8 +11,8 @@ from orchestrator.matrix import (
     resolve_allotment,
     unplaceable,
 )
-from orchestrator.spec import SweepSpec
-from orchestrator.trial_plan import TrialPlan
+from orchestrator.plan.spec import SweepSpec
+from orchestrator.plan.trial_plan import TrialPlan
 
 SPEC = SweepSpec(
     name="m",

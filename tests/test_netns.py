@@ -14,7 +14,7 @@ import tempfile
 import pytest
 from procutil import pids_with_env
 
-from orchestrator.netns import private_network
+from orchestrator.lab.netns import private_network
 
 AS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 SWEEP = ["sweep", "--models", "simple_cnn", "--devices", "cpu", "--epochs", "2", "--max-steps", "40",

@@ -11,8 +11,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from orchestrator.cli import app
-from orchestrator.results import file_key, write_json_atomic, write_rows
-from orchestrator.spec import SweepSpec
+from orchestrator.plan.spec import SweepSpec
+from orchestrator.results.files import file_key, write_json_atomic, write_rows
 
 runner = CliRunner()
 

@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from orchestrator.cli import app
-from orchestrator.results import write_json_atomic
-from orchestrator.spec import SweepSpec
+from orchestrator.plan.spec import SweepSpec
+from orchestrator.results.files import write_json_atomic
 
 runner = CliRunner()
 

@@ -1,4 +1,4 @@
-"""trainables/prestart.py: each trial in a fresh interpreter that was started before the trial asked.
+"""trainables/launch/prestart.py: each trial in a fresh interpreter that was started before the trial asked.
 
 Real processes throughout (no Ray here: run_isolated's contract). What a prestarted child is while it
 waits, and what it has become once its trial runs, is read from /proc."""
@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from procutil import children_of, gone
 
-from trainables import prestart
 from trainables.config import TrialConfig
-from trainables.isolated import StartMethod, run_isolated
+from trainables.launch import prestart
+from trainables.launch.isolated import StartMethod, run_isolated
 from trainables.priority import TRIAL_NICENESS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -126,7 +126,7 @@ def test_a_killed_supervisor_leaves_neither_trial_nor_spare_behind(tmp_path):
         """
         import threading
         from trainables.config import TrialConfig
-        from trainables.isolated import run_isolated
+        from trainables.launch.isolated import run_isolated
         cfg = TrialConfig(model="simple_cnn", epochs=1, max_steps=1, batch_size=32, workers=0,
                           train_size=256, test_size=64, cpus=1)
         def run(c):  # as Tune runs trials: each in a thread of its own, which ends with the trial

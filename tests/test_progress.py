@@ -9,11 +9,11 @@ import time
 import pytest
 from rich.console import Console
 
-from orchestrator.eta import Pace, State, eta_s, format_eta
-from orchestrator.matrix import expand, resolve_allotment
-from orchestrator.phases import Board, phase_board, post_phase
-from orchestrator.progress import Progress
-from orchestrator.spec import SweepSpec
+from orchestrator.plan.matrix import expand, resolve_allotment
+from orchestrator.plan.spec import SweepSpec
+from orchestrator.run.eta import Pace, State, eta_s, format_eta
+from orchestrator.run.phases import Board, phase_board, post_phase
+from orchestrator.run.progress import Progress
 
 CELL = "simple_cnn/cpu/bs32/loader/fp32"
 R0, R1 = f"{CELL}/r0", f"{CELL}/r1"
@@ -223,7 +223,7 @@ def test_the_board_takes_no_cpu_from_the_trials(local_ray):
 
 # -- a real sweep ----------------------------------------------------------------------------------
 def test_a_real_sweep_prints_each_epoch_while_its_trial_runs(tmp_path, capsys):
-    from orchestrator.sweep import run_sweep
+    from orchestrator.run.sweep import run_sweep
 
     spec = SweepSpec(
         models=("simple_cnn",),

@@ -1,6 +1,6 @@
 import subprocess
 
-from orchestrator.provenance import PROJECT_ROOT, driver_provenance, git_commit
+from orchestrator.lab.provenance import PROJECT_ROOT, driver_provenance, git_commit
 
 
 def test_commit_from_environment_when_the_checkout_has_no_git(monkeypatch, tmp_path):

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.report import build_report
-from orchestrator.results import read_results
+from orchestrator.results.files import read_results
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_DIRS = sorted(p for p in ROOT.glob("reports/*/results/*") if (p / "epochs").is_dir())

@@ -16,7 +16,7 @@ from orchestrator.report import build as report
 from orchestrator.report import build_report, figures, sections
 from orchestrator.report.formats import fmt_params, fmt_pct, fmt_seconds, fmt_speedup, fmt_speedup_ci
 from orchestrator.report.model import ReportModel
-from orchestrator.results import ResultsError, file_key, write_rows
+from orchestrator.results.files import ResultsError, file_key, write_rows
 from trainables.flops import train_flops_per_image
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -6,7 +6,7 @@ import pandas as pd
 from typer.testing import CliRunner
 
 from orchestrator.cli import app
-from orchestrator.results import write_rows
+from orchestrator.results.files import write_rows
 
 runner = CliRunner()
 BASE = {

@@ -3,9 +3,9 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
-from orchestrator.results import SCHEMA_VERSION, ResultsError, file_key, read_results, write_rows
-from orchestrator.rows import EPOCH_SCHEMA
-from orchestrator.sweepstate import planned_trials, unfinished_trials
+from orchestrator.results.files import SCHEMA_VERSION, ResultsError, file_key, read_results, write_rows
+from orchestrator.results.rows import EPOCH_SCHEMA
+from orchestrator.results.sweepstate import planned_trials, unfinished_trials
 
 ROW = {
     "sweep": "s",
@@ -123,7 +123,7 @@ def test_file_missing_a_promised_column_is_one_line_exit_2(tmp_path):
     from typer.testing import CliRunner
 
     from orchestrator.cli import app
-    from orchestrator.rows import promised_columns
+    from orchestrator.results.rows import promised_columns
 
     assert "eval_partial" in promised_columns("epochs", "1") and "restored" not in promised_columns(
         "epochs", "4"
@@ -172,7 +172,7 @@ def test_a_column_stored_as_another_type_reads_as_the_schemas(tmp_path):
 
 
 def test_read_many_reads_only_the_trial_columns_asked_for(tmp_path):
-    from orchestrator.results import read_many
+    from orchestrator.results.files import read_many
 
     write_rows(tmp_path, "epochs", "k-a1", [ROW])
     write_rows(tmp_path, "trials", "k-a1", [dict(ROW, status="ok", error=None)])

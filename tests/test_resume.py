@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from orchestrator.analysis.stats import ok_epochs
 from orchestrator.cli import app
-from orchestrator.results import read_results
+from orchestrator.results.files import read_results
 
 runner = CliRunner()
 SWEEP = [
@@ -125,8 +125,8 @@ def test_driver_sigkilled_in_epoch_3_then_resume_continues_the_trial_from_its_ch
 def _fake_sweep_dir(root: Path, epochs: int = 2) -> Path:
     """A results directory as `sweep` leaves it, without running one (spec.json is all --resume reads
     before it compares)."""
-    from orchestrator.results import write_json_atomic
-    from orchestrator.spec import SweepSpec
+    from orchestrator.plan.spec import SweepSpec
+    from orchestrator.results.files import write_json_atomic
 
     spec = SweepSpec(models=("simple_cnn",), devices=("cpu",), epochs=epochs, name="k", out=root)
     write_json_atomic({"spec": spec.to_dict(), "provenance": {}}, root / "k" / "spec.json")

@@ -47,8 +47,8 @@ def test_resume_by_name_alone_reuses_the_stored_options(tmp_path, ray_tmp):
 
 
 def test_resume_dry_run_reads_the_stored_options_and_writes_nothing(tmp_path):
-    from orchestrator.results import write_json_atomic
-    from orchestrator.spec import SweepSpec
+    from orchestrator.plan.spec import SweepSpec
+    from orchestrator.results.files import write_json_atomic
 
     spec = SweepSpec(models=("simple_cnn", "resnet18"), devices=("cpu",), repeats=2, epochs=2, name="y")
     write_json_atomic({"spec": spec.to_dict(), "provenance": {}}, tmp_path / "y" / "spec.json")

@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orchestrator.presets import PRESETS, Preset, preset_fields
-from orchestrator.spec import (
+from orchestrator.plan.presets import PRESETS, Preset, preset_fields
+from orchestrator.plan.spec import (
     SpecError,
     SweepSpec,
     TrialProcess,
@@ -18,7 +18,7 @@ from orchestrator.spec import (
     spec_differences,
 )
 from trainables.config import Device, Pipeline, Precision
-from trainables.isolated import StartMethod
+from trainables.launch.isolated import StartMethod
 
 
 def test_defaults_are_the_papers_matrix_on_the_devices_the_nodes_have():

@@ -1,7 +1,7 @@
 """The driver-side callbacks outside a live Tune run (the e2e tests cover them inside one).
 Progress, the progress display, is tested in test_progress.py."""
 
-from orchestrator.tune_glue import _last_error_line, start_phases
+from orchestrator.run.tune_glue import _last_error_line, start_phases
 
 
 class _Trial:

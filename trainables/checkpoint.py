@@ -5,7 +5,7 @@
     state = load_state(directory, cfg)          # {"epoch": 3, "model": ..., ...}; checked against cfg
 
 One file, `state.pt`, in a directory that Ray Tune persists as the trial's Checkpoint after each epoch
-(orchestrator/tune_glue.py). It holds the model's and the optimizer's state, the epoch it was taken
+(orchestrator/run/tune_glue.py). It holds the model's and the optimizer's state, the epoch it was taken
 after, torch's global RNG streams (CPU and, on a GPU trial, CUDA: the loader's per-sample augmentation
 in the training process draws from them) and the training source's own generator (data order and
 the resident pipeline's augmentation). Restored into the same TrialConfig, the next epoch sees the

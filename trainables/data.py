@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -28,7 +27,7 @@ from torch.utils.data import DataLoader, Dataset, RandomSampler
 from torchvision.transforms import v2
 
 from trainables.config import CROP_PADDING, EVAL_BATCH_SIZE, IMAGE_SIZE, NUM_CLASSES, Pipeline, TrialConfig
-from trainables.datacache import cached_arrays, fingerprint
+from trainables.datacache import Arrays, cached_arrays, fingerprint
 
 # CIFAR-10's per-channel statistics; used for every data set so the pipelines cost the same.
 MEAN = (0.4914, 0.4822, 0.4465)
@@ -37,15 +36,6 @@ STD = (0.2470, 0.2435, 0.2616)
 
 class DatasetUnavailable(RuntimeError):
     """The data set cannot be loaded here; the message says what to do."""
-
-
-@dataclass(frozen=True)
-class Arrays:
-    train_x: torch.Tensor  # uint8, N x 3 x H x W
-    train_y: torch.Tensor  # int64, N
-    test_x: torch.Tensor
-    test_y: torch.Tensor
-    num_classes: int
 
 
 # ---- data sets ------------------------------------------------------------------------------

@@ -17,8 +17,9 @@ its holder dies, so a crashed builder blocks nobody). An unreadable entry is reb
 that cannot be written only means building without the cache (one line on stderr). The cache never
 fails a trial.
 
-torch and trainables.data are imported inside the functions that move tensors, so that
-`benchctl cache list/clean` start without torch.
+torch is imported inside the functions that move tensors, so that `benchctl cache list/clean` start
+without torch; `Arrays`, the set as tensors, is defined here (trainables.data imports it, never the
+other way round).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from trainables.data import Arrays
+    import torch
 
 MAGIC = b"benchctl-arrays\n"  # 16 bytes: what `cache list` and the reader check first
 FORMAT = 1  # bump when the entry layout changes; older entries then read as unreadable and are rebuilt
@@ -50,6 +51,18 @@ _OURS = re.compile(r"[a-z0-9_]+-[0-9a-f]{24}(\.arrays|\.lock|\.arrays\.\d+\.tmp)
 _ALIGN = 64  # tensor data starts on 64-byte boundaries: cheap, and friendly to any later mmap
 _TENSORS = ("train_x", "train_y", "test_x", "test_y")
 _DTYPES = ("|u1", "<i8")  # uint8 and little-endian int64, as numpy names them: the bytes' layout on disk
+
+
+@dataclass(frozen=True)
+class Arrays:
+    """A data set as tensors: what trainables.data builds and this cache stores. Defined here, below
+    trainables.data, so that the cache needs nothing of data.py (torch only inside its functions)."""
+
+    train_x: torch.Tensor  # uint8, N x 3 x H x W
+    train_y: torch.Tensor  # int64, N
+    test_x: torch.Tensor
+    test_y: torch.Tensor
+    num_classes: int
 
 
 class CacheUse(str, Enum):
@@ -151,8 +164,6 @@ def read_header(f) -> dict:
 def _read(path: Path, key: dict) -> Arrays:
     import numpy as np
     import torch
-
-    from trainables.data import Arrays
 
     with open(path, "rb") as f:
         header = read_header(f)

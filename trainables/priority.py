@@ -3,7 +3,7 @@
     niceness = favour_this_process()      # in the trial process, before torch starts its threads
     done = calm(pids)                      # driver of a local sweep: the Ray daemons it started
 
-A CPU cell uses every core of its node (orchestrator/matrix.py). What else runs there is light:
+A CPU cell uses every core of its node (orchestrator/plan/matrix.py). What else runs there is light:
 measured on the 2-core dev host, Ray's daemons (GCS, raylet, monitor, log monitor, dashboard and
 runtime-env agents) took about 2% of one core together while idle, far from the 50% of the host that
 a core kept idle for them cost. They still wake up now and then, and a torch thread they preempt
@@ -14,7 +14,7 @@ holds up the others at the next barrier, so the trial process gets the better pr
   processes created later, so this runs before torch starts its intra-op pool and the DataLoader
   forks its workers.
 - Without it a process may only raise its niceness, so the trial keeps what it inherited (a local
-  sweep's workers run at 0: orchestrator/cluster.py), and a local sweep raises the daemons it
+  sweep's workers run at 0: orchestrator/lab/cluster.py), and a local sweep raises the daemons it
   started, every thread of each by PID, to DAEMON_NICENESS (10). Never the raylet: Ray starts each
   worker at the raylet's niceness plus RAY_worker_niceness (measured: raylet at 10 gave workers 10,
   13 with RAY_worker_niceness=3), so a calmer raylet would calm the trials too.

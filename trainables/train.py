@@ -7,7 +7,7 @@ A plain function, usable without Ray:
     result = run_trial(TrialConfig(model="simple_cnn", epochs=2, max_steps=5, train_size=1024))
     print(result.epochs[-1]["epoch_s"], result.info["device_name"])
 
-`orchestrator.tune_glue.tune_trial` wraps it for Ray Tune. Each epoch row holds:
+`orchestrator.run.tune_glue.tune_trial` wraps it for Ray Tune. Each epoch row holds:
 epoch, warmup, restored, epoch_s, measured_s, data_s, compute_s, eval_s, steps, full_steps,
 extrapolated, images, images_per_s, train_loss, test_acc, eval_images, eval_partial, checkpoint_s and
 checkpoint_mb (when checkpointing), and where measurable

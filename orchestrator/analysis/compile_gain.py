@@ -23,8 +23,8 @@ import math
 
 import pandas as pd
 
-from orchestrator import rows
 from orchestrator.analysis.stats import steady_epochs
+from orchestrator.results import rows
 
 KEY = [c for c in rows.CELL if c != "compile"] + [rows.HW_CLASS]
 COLUMNS = KEY + ["eager_ips", "compiled_ips", "gain", "compile_s", "payoff_epochs"]

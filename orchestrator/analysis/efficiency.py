@@ -23,8 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from orchestrator.analysis.flops_table import train_flops
 from orchestrator.analysis.stats import CELL, HW_CLASS, steady_epochs
-from orchestrator.flops_table import train_flops
 
 
 @dataclass(frozen=True)

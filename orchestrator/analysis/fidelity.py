@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from orchestrator.results import ResultsError
+from orchestrator.results.files import ResultsError
 
 FIDELITY_GLOB = "fidelity*.json"  # written by bench/fidelity.py into a results directory
 # the fidelity bar: benchctl's steady-state images/s over a plain loop's must lie in it (the one definition:

@@ -10,7 +10,7 @@
     for key, gpus, cpus, at in pairing.speedup_matrices(table): ...   # at[(gpu, cpu)] -> table row
 
 Pure functions over the tables of orchestrator.analysis.stats (no I/O). Definitions:
-    hardware class  a cell's hw_class (orchestrator.hardware): "gpu:H200", "cpu:EPYC-7763-64c";
+    hardware class  a cell's hw_class (orchestrator.lab.hardware): "gpu:H200", "cpu:EPYC-7763-64c";
                     "" when unknown (schema-1 results, a node without a class). "" is a class of its own.
     class pairs     for one (model, batch_size, pipeline, precision), every CPU class x every GPU class:
                     with c CPU classes and g GPU classes there are c * g pairs (c, or g, when the other
@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from orchestrator.rows import PAIR as _PAIR  # noqa: E402  (the one cell-key definition)
-from orchestrator.rows import with_cell_defaults
+from orchestrator.results.rows import PAIR as _PAIR  # noqa: E402  (the one cell-key definition)
+from orchestrator.results.rows import with_cell_defaults
 
 PAIR = list(_PAIR)  # the settings a CPU and a GPU cell must share: the cell key but the device
 UNKNOWN_CLASS = "unknown class"  # how "" (a class that was not recorded) is shown

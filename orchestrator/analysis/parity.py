@@ -38,7 +38,7 @@ import pandas as pd
 
 from orchestrator.analysis.pairing import PAIR
 from orchestrator.analysis.stats import RUN
-from orchestrator.rows import with_cell_defaults
+from orchestrator.results.rows import with_cell_defaults
 
 EQUIVALENCE_MARGIN_PP = 1.0  # GPU and CPU accuracy count as equivalent within +/- 1 percentage point
 PARITY_CONFIDENCE = 0.95  # the confidence level of the interval shown

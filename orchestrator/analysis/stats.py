@@ -1,6 +1,6 @@
 """Statistics for the report: pure functions over the epoch DataFrame (no I/O, no plotting).
 
-    from orchestrator.results import read_results
+    from orchestrator.results.files import read_results
     from orchestrator.analysis.stats import cell_summary
     epochs, trials = read_results(Path("results/s1"))
     print(cell_summary(epochs))   # per cell: medians, IQR, accuracy, energy, flags' inputs
@@ -36,10 +36,10 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from orchestrator import rows
+from orchestrator.results import rows
 
-CELL = list(rows.CELL)  # the cell key: defined once, in orchestrator.rows
-HW_CLASS = rows.HW_CLASS  # e.g. "gpu:H200", "cpu:EPYC-7763-64c" (orchestrator.hardware); "" when unknown
+CELL = list(rows.CELL)  # the cell key: defined once, in orchestrator.results.rows
+HW_CLASS = rows.HW_CLASS  # e.g. "gpu:H200", "cpu:EPYC-7763-64c" (orchestrator.lab.hardware); "" when unknown
 CLASS_CELL = CELL + [HW_CLASS]  # what cell_summary groups by: a cell never pools hardware classes
 DEVICES = ("cpu", "gpu")
 RUN = list(rows.RUN)  # one training run (a repeat of a cell)

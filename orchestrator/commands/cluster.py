@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from orchestrator import cluster as lab
+from orchestrator.lab import cluster as lab
 
 app = typer.Typer(no_args_is_help=True, help="Inspect a lab's Ray cluster.")
 

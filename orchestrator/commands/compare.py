@@ -27,9 +27,9 @@ def compare(
     as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
 ) -> None:
     """Compare two sweeps' epoch times cell by cell (B/A, 95% CI)."""
-    from orchestrator import compare_view  # pandas behind it: imported only when the command runs
-    from orchestrator.compare import compare as compare_results
+    from orchestrator.analysis.compare import compare as compare_results
     from orchestrator.errors import BenchctlError
+    from orchestrator.report import compare_view  # pandas behind it: imported only when the command runs
 
     if fmt not in FORMATS:  # checked before any reading
         raise BenchctlError(f"--format: {fmt!r} is not one of {', '.join(FORMATS)}")

@@ -32,7 +32,7 @@ def _done(folder: Path) -> int | None:
     """Trial ids with a successful attempt in the trials files (None: a file cannot be read). Read as every
     reader reads them (results.read_kind: a compacted sweep's compact/trials.parquet for the files it
     holds unchanged), so a finished sweep of thousands of trials lists in a fraction of a second."""
-    from orchestrator.results import ResultsError, read_kind
+    from orchestrator.results.files import ResultsError, read_kind
 
     try:
         trials = read_kind(folder, "trials", ["trial", "status"])
@@ -42,7 +42,7 @@ def _done(folder: Path) -> int | None:
 
 
 def _row(folder: Path) -> list[str]:
-    from orchestrator.sweepstate import planned_trials
+    from orchestrator.results.sweepstate import planned_trials
 
     try:
         doc = json.loads((folder / "spec.json").read_text(encoding="utf-8"))

@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 
 from orchestrator.errors import BenchctlError
-from orchestrator.spec import parse_choices
+from orchestrator.plan.spec import parse_choices
 
 
 def report(

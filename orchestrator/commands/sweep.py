@@ -15,12 +15,12 @@ from typing import Annotated
 
 import typer
 
-from orchestrator.axes import AXES
 from orchestrator.errors import RUNTIME, BenchctlError
-from orchestrator.presets import PRESETS, Preset, preset_fields
-from orchestrator.spec import Placement, SweepSpec, TrialProcess, default_name, parse_axis
+from orchestrator.plan.axes import AXES
+from orchestrator.plan.presets import PRESETS, Preset, preset_fields
+from orchestrator.plan.spec import Placement, SweepSpec, TrialProcess, default_name, parse_axis
 from trainables import config as d
-from trainables.isolated import StartMethod
+from trainables.launch.isolated import StartMethod
 
 
 def _given(ctx: typer.Context) -> set[str]:
@@ -40,8 +40,8 @@ _PARAM_OF = {"cluster_port": "port", "isolate_network": "network_isolation"}
 
 def _stored_options(results_dir: Path, given: set[str]) -> dict:
     """For --resume: the SweepSpec fields spec.json stores whose option the user did not give."""
-    from orchestrator.presets import option_of
-    from orchestrator.spec import read_stored_spec, resume_fields
+    from orchestrator.plan.presets import option_of
+    from orchestrator.plan.spec import read_stored_spec, resume_fields
 
     stored = read_stored_spec(results_dir)
     if stored is None:  # _reopen says what is wrong with the folder
@@ -50,7 +50,7 @@ def _stored_options(results_dir: Path, given: set[str]) -> dict:
 
 
 def _with_axis_options(command):
-    """Give `command` one option per grid axis (orchestrator/axes.py), after --preset: typer reads a
+    """Give `command` one option per grid axis (orchestrator/plan/axes.py), after --preset: typer reads a
     function's signature, so the options are added to it and their values arrive in `**axes`. A new
     axis is then a row of that table, not another parameter here."""
     signature = inspect.signature(command, eval_str=True)  # typer evaluates the annotations the same way
@@ -207,11 +207,11 @@ def sweep(
         fields.update(preset_fields(preset, given=_given(ctx)))
     spec = SweepSpec(**fields)
     if dry_run:
-        from orchestrator import plan
+        from orchestrator.plan import dryrun as plan
 
         plan.dry_run(spec, echo=typer.echo)
         return
-    from orchestrator.sweep import run_sweep  # Ray and pandas behind it: not for --help or a refusal
+    from orchestrator.run.sweep import run_sweep  # Ray and pandas behind it: not for --help or a refusal
 
     outcome = run_sweep(spec, echo=typer.echo, keep_ray_logs=keep_ray_logs)
     typer.echo(f"benchctl: results in {outcome.results_dir}; next: benchctl report {outcome.results_dir}")

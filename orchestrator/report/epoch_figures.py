@@ -36,7 +36,7 @@ from orchestrator.report.figures import (  # noqa: E402
 )
 from orchestrator.report.formats import fmt_seconds  # noqa: E402
 from orchestrator.report.model import batch_sizes  # noqa: E402
-from orchestrator.rows import with_cell_defaults
+from orchestrator.results.rows import with_cell_defaults
 
 BREAKDOWN_FIGSIZE = (8, 6.5)  # two panels: training epoch split + test pass
 # throughput line styles per hardware class of a device: [CPU styles, GPU styles], the first class's first

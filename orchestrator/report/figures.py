@@ -30,7 +30,7 @@ from orchestrator.analysis.pairing import class_label, pair_label, several_pairs
 from orchestrator.analysis.speedups import CI_CONFIDENCE  # noqa: E402
 from orchestrator.analysis.stats import PAPER_POINTS  # noqa: E402
 from orchestrator.report.formats import fmt_seconds  # noqa: E402
-from orchestrator.rows import CONFIG  # noqa: E402
+from orchestrator.results.rows import CONFIG  # noqa: E402
 
 FIGSIZE = (8, 5)  # inches; every figure is FIGSIZE x DPI pixels except epoch_figures' breakdown
 DPI = 130

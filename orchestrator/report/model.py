@@ -22,9 +22,9 @@ from orchestrator.analysis import compile_gain, efficiency, pairing, parity
 from orchestrator.analysis.fidelity import read_fidelity
 from orchestrator.analysis.speedups import speedup_table
 from orchestrator.analysis.stats import cell_summary, ok_epochs
-from orchestrator.results import ResultsError, read_many
-from orchestrator.rows import CELL, CONFIG, EPOCH_SCHEMA, HW_CLASS, RUN, with_cell_defaults
-from orchestrator.sweepstate import Pooling, pooling, unfinished_trials
+from orchestrator.results.files import ResultsError, read_many
+from orchestrator.results.rows import CELL, CONFIG, EPOCH_SCHEMA, HW_CLASS, RUN, with_cell_defaults
+from orchestrator.results.sweepstate import Pooling, pooling, unfinished_trials
 
 
 def has_classes(table: pd.DataFrame) -> bool:

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-from orchestrator import rows
 from orchestrator.analysis.pairing import pair_label
 from orchestrator.analysis.stats import INPUT_BOUND_SHARE, PAPER_POINTS
 from orchestrator.report.formats import fmt_pct, fmt_speedup, is_missing
 from orchestrator.report.model import ReportModel
-from orchestrator.rows import with_cell_defaults
+from orchestrator.results import rows
+from orchestrator.results.rows import with_cell_defaults
 
 CONFIG = list(rows.CONFIG)  # batch, pipeline, precision, compile: a model's configuration
 # Flags that make an epoch time (and so a speedup) less certain; partial-eval concerns accuracy only.

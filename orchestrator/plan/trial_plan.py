@@ -1,6 +1,6 @@
 """One trial as planned: a frozen, typed record carried from the CLI to the trial process.
 
-    plan = expand(spec, alloc)[0]          # orchestrator/matrix.py builds them, one per grid cell
+    plan = expand(spec, alloc)[0]          # orchestrator/plan/matrix.py builds them, one per grid cell
     plan.trial                             # the TrialConfig the trial trains (whole, cpus included)
     plan.resources                         # {"CPU": n} / {"CPU": n, "GPU": 1}: what Ray books
     plan.request()                         # what Tune asks Ray for (a placement group when pinned)
@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from orchestrator.hardware import NODE_ID_LABEL
-from orchestrator.spec import Placement, TrialProcess
+from orchestrator.lab.hardware import NODE_ID_LABEL
+from orchestrator.plan.spec import Placement, TrialProcess
 from trainables.config import Device, TrialConfig
-from trainables.isolated import StartMethod
+from trainables.launch.isolated import StartMethod
 
 TUNE_KEY = "plan"  # the one key of a Tune config: the plan's to_dict()
 
@@ -38,7 +38,7 @@ class TrialPlan:
     sweep: str = ""
     checkpoint: bool = True  # persist each epoch's state through Tune
     restore: str | None = None  # a checkpoint an earlier run of the sweep left for this trial (--resume)
-    store: str | None = None  # the relay store actor on a cluster (orchestrator/relayfs.py)
+    store: str | None = None  # the relay store actor on a cluster (orchestrator/run/relayfs.py)
 
     def __post_init__(self) -> None:
         # from_dict hands plain values; coerce them here so that both paths give the same typed plan

@@ -1,6 +1,7 @@
-"""Render an orchestrator.compare.Comparison: a terminal table, compare.md, JSON.
+"""Render an orchestrator.analysis.compare.Comparison: a terminal table, compare.md, JSON.
 
-    from orchestrator import compare, compare_view
+    from orchestrator.analysis import compare
+    from orchestrator.report import compare_view
     result = compare.compare(Path("results/a"), Path("results/b"))
     print(compare_view.terminal_text(result))
     Path("compare.md").write_text(compare_view.markdown(result))
@@ -12,8 +13,8 @@ from __future__ import annotations
 
 import json
 
+from orchestrator.analysis.compare import Comparison
 from orchestrator.analysis.speedups import CI_CONFIDENCE
-from orchestrator.compare import Comparison
 from orchestrator.report.formats import DASH, fmt_seconds, is_missing
 from orchestrator.report.sections import md_table
 

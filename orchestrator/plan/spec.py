@@ -1,6 +1,6 @@
 """The sweep as asked for: one frozen dataclass, validated before Ray starts.
 
-    from orchestrator.spec import SweepSpec, parse_csv
+    from orchestrator.plan.spec import SweepSpec, parse_csv
     spec = SweepSpec(models=("simple_cnn", "resnet18"), devices=("cpu",), epochs=2, max_steps=3)
     spec.trial_template()   # the TrialConfig fields every cell shares
 
@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
-from orchestrator.axes import AXES, GRID_AXES, Axis, Kind
 from orchestrator.errors import BenchctlError
-from orchestrator.presets import Preset
+from orchestrator.plan.axes import AXES, GRID_AXES, Axis, Kind
+from orchestrator.plan.presets import Preset
 from trainables import config as defaults
 from trainables.config import PAPER_MODELS, Compile, Device, Pipeline, Precision, TrialConfig
-from trainables.isolated import StartMethod
+from trainables.launch.isolated import StartMethod
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
@@ -35,7 +35,7 @@ class SpecError(BenchctlError):
 
 
 class Placement(str, Enum):
-    """How trials share a node (see orchestrator/matrix.py for the resources each mode asks for)."""
+    """How trials share a node (see orchestrator/plan/matrix.py for the resources each mode asks for)."""
 
     exclusive = "exclusive"  # a CPU cell has its node's CPUs to itself; GPU cells share only with GPU cells
     partitioned = "partitioned"  # cells share nodes on disjoint CPU shares, pinned with CPU affinity
@@ -43,7 +43,7 @@ class Placement(str, Enum):
 
 
 class TrialProcess(str, Enum):
-    """Where a trial's training loop runs (trainables/isolated.py says why `child` is the default)."""
+    """Where a trial's training loop runs (trainables/launch/isolated.py says why `child` is the default)."""
 
     child = "child"  # a fresh process under the Ray trial: nothing of Ray or Tune shares the timed loop
     inline = "inline"  # in the Ray worker itself (as before schema 3; 10-15% slower on launch-bound cells)
@@ -133,10 +133,10 @@ class SweepSpec:
     resume: bool = False  # run only the cells results/<name> does not hold complete yet
     isolate_network: bool = True  # local runs: Ray in a private network namespace (root only; netns.py)
     trial_process: TrialProcess = TrialProcess.child
-    # how a child trial starts (trainables/isolated.py); None: prestarted, or fresh for inline (no child)
+    # how a child trial starts (trainables/launch/); None: prestarted, or fresh for inline (no child)
     start_method: StartMethod | None = None
     checkpoint: bool = True  # each epoch's state persisted through Tune, so a cut trial continues after it
-    preset: Preset | None = None  # the --preset the options came from (a label; orchestrator/presets.py)
+    preset: Preset | None = None  # the --preset the options came from (a label; orchestrator/plan/presets.py)
 
     def __post_init__(self) -> None:
         for size, default in (("train_size", defaults.TRAIN_SIZE), ("test_size", defaults.TEST_SIZE)):

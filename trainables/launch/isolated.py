@@ -1,6 +1,6 @@
 """Run one trial in a fresh child process, so that nothing of its supervisor shares the timed loop.
 
-    from trainables.isolated import run_isolated
+    from trainables.launch.isolated import run_isolated
     result = run_isolated(cfg, on_epoch)      # same contract as trainables.train.run_trial
 
 Why: measured on the H200 host, the same training loop ran 10-15% slower inside a Ray worker than
@@ -19,12 +19,12 @@ for a line on stdin: the parent sends it once the checkpoint is handed on (Ray T
 the copy never runs beside a timed epoch. The child dies with its parent (PR_SET_PDEATHSIG),
 so a cancelled or killed Ray trial leaves no training process behind. Nothing is pickled: JSON only.
 
-Start methods (`StartMethod`): `fresh` starts `python -m trainables.isolated` when the trial starts;
+Start methods (`StartMethod`): `fresh` starts `python -m trainables.launch.isolated` when the trial starts;
 `prestarted` (a sweep's default) runs the trial in such a process started before the trial asked
-for it, which has done its imports meanwhile (trainables/prestart.py); the plan then also carries
+for it, which has done its imports meanwhile (trainables/launch/prestart.py); the plan then also carries
 the environment, CPU affinity and niceness a fresh child would have inherited (`process`), which it
 takes on before the trial. `forkserver` forks the trial process from a server that imported torch
-once (trainables/forkserver.py), which saves the interpreter start and the imports; the child then
+once (trainables/launch/forkserver.py), which saves the interpreter start and the imports; the child then
 runs the same `_child` main. Each way the child reports when its main began and when its imports
 were done (`start_times`), so the rows can split a trial's start into phases; a prestarted child's
 stamps are counted from when the trial asked for it, so its phases are what the trial waited for.
@@ -52,15 +52,15 @@ RESULT_FD_ENV = "BENCHCTL_RESULT_FD"
 PARENT_ENV = "BENCHCTL_PARENT_PID"
 IDLE_ENV = "BENCHCTL_IDLE_UNTIL_PLAN"  # "1": a prestarted child imports under SCHED_IDLE
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
-_ROOT = str(Path(__file__).resolve().parents[1])  # the directory that holds the trainables package
+_ROOT = str(Path(__file__).resolve().parents[2])  # the directory that holds the trainables package
 
 
 class StartMethod(str, Enum):
     """How a trial's child process starts (the docstring above says what each costs)."""
 
     fresh = "fresh"  # a new interpreter per trial: imports torch itself
-    prestarted = "prestarted"  # a new interpreter per trial, started ahead (trainables/prestart.py)
-    forkserver = "forkserver"  # a fork of a server that imported torch once (trainables/forkserver.py)
+    prestarted = "prestarted"  # a new interpreter per trial, started ahead (trainables/launch/prestart.py)
+    forkserver = "forkserver"  # a fork of a server that imported torch once (trainables/launch/forkserver.py)
 
 
 class TrialProcessError(RuntimeError):
@@ -92,7 +92,7 @@ def run_isolated(
     spawned = time.time()
     process = None  # what a prestarted child takes on: a fresh child inherits it
     if start_method is StartMethod.prestarted:
-        from trainables import prestart
+        from trainables.launch import prestart
 
         child = prestart.take(_launch, env)
         proc, read_fd = child.proc, child.read_fd
@@ -166,7 +166,7 @@ def run_isolated(
 
 def _popen(env: dict, write_fd: int) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "trainables.isolated"],
+        [sys.executable, "-m", "trainables.launch.isolated"],
         stdin=subprocess.PIPE,
         pass_fds=(write_fd,),
         env=env,
@@ -175,9 +175,9 @@ def _popen(env: dict, write_fd: int) -> subprocess.Popen:
 
 
 def _launch(env: dict, idle: bool):
-    """A prestarted child (trainables/prestart.py's Launch): `python -m trainables.isolated`, which
-    imports and then waits for its plan on stdin, under SCHED_IDLE if `idle`."""
-    from trainables.prestart import Child
+    """A prestarted child (trainables/launch/prestart.py's Launch): `python -m trainables.launch.isolated`,
+    which imports and then waits for its plan on stdin, under SCHED_IDLE if `idle`."""
+    from trainables.launch.prestart import Child
 
     read_fd, write_fd = os.pipe()
     try:
@@ -191,8 +191,8 @@ def _launch(env: dict, idle: bool):
 
 
 def _fork(cfg: TrialConfig, env: dict, write_fd: int):
-    """The trial process, forked by this process's fork server; Popen-like (trainables/forkserver.py)."""
-    from trainables import forkserver
+    """The trial process, forked by this process's fork server; Popen-like (launch/forkserver.py)."""
+    from trainables.launch import forkserver
 
     stdin_read, stdin_write = os.pipe()
     try:

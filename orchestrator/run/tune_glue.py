@@ -1,6 +1,6 @@
 """What runs inside Ray Tune: the trial wrapper and the driver-side callbacks.
 
-`tune_trial` is the Tune function trainable: it rebuilds the TrialPlan (orchestrator/trial_plan.py)
+`tune_trial` is the Tune function trainable: it rebuilds the TrialPlan (orchestrator/plan/trial_plan.py)
 from the Tune config and hands its TrialConfig to the plain `trainables.train.run_trial` (or to a
 child process running it), reporting each epoch's numbers with `tune.report`.
 The trial's strings (host, device name, versions) travel once, in the first report, as one JSON
@@ -23,12 +23,12 @@ from pathlib import Path
 
 from ray.tune import Callback
 
-from orchestrator.axes import AXES
-from orchestrator.hardware import row_class
-from orchestrator.results import file_key, write_rows
-from orchestrator.rows import EPOCH_METRICS
-from orchestrator.spec import TrialProcess
-from orchestrator.trial_plan import TrialPlan
+from orchestrator.lab.hardware import row_class
+from orchestrator.plan.axes import AXES
+from orchestrator.plan.spec import TrialProcess
+from orchestrator.plan.trial_plan import TrialPlan
+from orchestrator.results.files import file_key, write_rows
+from orchestrator.results.rows import EPOCH_METRICS
 
 INFO_KEY = "benchctl_info"
 
@@ -45,9 +45,9 @@ def tune_trial(config: dict) -> None:
     import ray
     from ray import tune
 
-    from orchestrator.phases import post_phase
+    from orchestrator.run.phases import post_phase
     from trainables.affinity import CoreBook, format_cores
-    from trainables.isolated import run_isolated
+    from trainables.launch.isolated import run_isolated
 
     plan = TrialPlan.from_tune(config)
     cfg = plan.trial
@@ -74,7 +74,7 @@ def tune_trial(config: dict) -> None:
 
         local = checkpoint_path(checkpoint_dir, row["epoch"])
         # Tune copies the directory to the sweep's storage before report returns (the driver's node,
-        # through orchestrator/relayfs.py on a cluster); the local copy is then of no further use
+        # through orchestrator/run/relayfs.py on a cluster); the local copy is then of no further use
         tune.report(metrics, checkpoint=tune.Checkpoint.from_directory(str(local)))
         shutil.rmtree(local, ignore_errors=True)
 
@@ -89,7 +89,7 @@ def tune_trial(config: dict) -> None:
         with pin as cores:
             placement["cpu_affinity"] = format_cores(cores) if cores else None
             # child (default): the loop runs in a fresh process that inherits the pinned cores and Ray's
-            # CUDA_VISIBLE_DEVICES; this worker only relays its epochs (trainables/isolated.py says why)
+            # CUDA_VISIBLE_DEVICES; this worker only relays its epochs (trainables/launch/isolated.py: why)
             run = functools.partial(run_isolated, start_method=plan.start_method)
             if plan.trial_process is TrialProcess.inline:
                 from trainables.priority import favour_this_process
@@ -111,12 +111,12 @@ def stored_checkpoint(plan: TrialPlan):
     """The checkpoint an earlier run of this sweep left for the trial (a --resume), or None.
 
     `plan.restore` is a path on the sweep's storage; on a cluster the storage is the driver's node,
-    reached through orchestrator/relayfs.py."""
+    reached through orchestrator/run/relayfs.py."""
     if not plan.restore:
         return None
     from ray import tune
 
-    from orchestrator.relayfs import storage_filesystem
+    from orchestrator.run.relayfs import storage_filesystem
 
     return tune.Checkpoint(path=plan.restore, filesystem=storage_filesystem(plan.store))
 
@@ -124,8 +124,9 @@ def stored_checkpoint(plan: TrialPlan):
 def start_phases(started_at: float | None, info: dict) -> dict:
     """A trial's start split into phases (seconds), from the stamps its first report carries: Tune's
     trial start (`started_at`, the driver's clock), tune_trial's `entered_at`, the child's `start_times`
-    (spawn, main, imports; trainables/isolated.py) and run_trial's `first_step_at`. A phase whose stamps
-    are missing (an inline trial has no child) is None; on a cluster the first phase spans two clocks."""
+    (spawn, main, imports; trainables/launch/isolated.py) and run_trial's `first_step_at`. A phase whose
+    stamps are missing (an inline trial has no child) is None; on a cluster the first phase spans
+    two clocks."""
     times = info.get("start_times") or {}
     first = info.get("first_step_at")
 

@@ -27,7 +27,7 @@ _IDENTITY = [
     (
         "hw_class",
         pa.string(),
-    ),  # e.g. gpu:H200, cpu:Xeon-Platinum-8480+-16c (orchestrator/hardware.py; schema 2)
+    ),  # e.g. gpu:H200, cpu:Xeon-Platinum-8480+-16c (orchestrator/lab/hardware.py; schema 2)
     ("host", pa.string()),
     ("batch_size", pa.int32()),
     ("pipeline", pa.string()),

@@ -1,7 +1,7 @@
 """`benchctl sweep`, as a library call: spec in, results directory out.
 
-    from orchestrator.spec import SweepSpec
-    from orchestrator.sweep import run_sweep
+    from orchestrator.plan.spec import SweepSpec
+    from orchestrator.run.sweep import run_sweep
     outcome = run_sweep(SweepSpec(models=("simple_cnn",), devices=("cpu",), epochs=2, max_steps=3))
 
 Order of work: the data set is checked and the results directory claimed before Ray starts (an
@@ -32,20 +32,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator import cluster, hardware
 from orchestrator.errors import RUNTIME, BenchctlError
-from orchestrator.matrix import describe, expand, param_space, resolve_allotment
-from orchestrator.matrix import unplaceable as find_unplaceable
-from orchestrator.netns import private_network
-from orchestrator.provenance import driver_provenance
-from orchestrator.relayfs import start_store, storage_filesystem
-from orchestrator.results import ResultsError, compact, write_json_atomic
-from orchestrator.spec import Placement, SpecError, SweepSpec, resolve_devices, spec_differences
-from orchestrator.sweepstate import progress
-from orchestrator.trial_plan import TrialPlan
+from orchestrator.lab import cluster, hardware
+from orchestrator.lab.netns import private_network
+from orchestrator.lab.provenance import driver_provenance
+from orchestrator.plan.matrix import describe, expand, param_space, resolve_allotment
+from orchestrator.plan.matrix import unplaceable as find_unplaceable
+from orchestrator.plan.spec import Placement, SpecError, SweepSpec, resolve_devices, spec_differences
+from orchestrator.plan.trial_plan import TrialPlan
+from orchestrator.results.files import ResultsError, compact, write_json_atomic
+from orchestrator.results.sweepstate import progress
+from orchestrator.run.relayfs import start_store, storage_filesystem
 from trainables.config import TrialConfig
 from trainables.data import DatasetUnavailable, check_available
-from trainables.isolated import StartMethod
+from trainables.launch.isolated import StartMethod
 
 
 @dataclass(frozen=True)
@@ -176,8 +176,8 @@ def run_sweep(
     import ray
     from ray import tune
 
-    from orchestrator.progress import Progress
-    from orchestrator.tune_glue import ResultsWriter, trial_request, tune_trial
+    from orchestrator.run.progress import Progress
+    from orchestrator.run.tune_glue import ResultsWriter, trial_request, tune_trial
 
     try:  # the data set is shared by every cell, so any cell's config can check it
         check_available(TrialConfig(model=spec.models[0], **spec.trial_template()))
@@ -251,7 +251,7 @@ def run_sweep(
             )
         shapes = sorted({_shape(p) for p in plans})
         echo(f"benchctl: {_trials(len(plans))} on {where}; per trial {'; '.join(shapes)}")
-        from orchestrator.plan import idle_note  # the same note `--dry-run` prints
+        from orchestrator.plan.dryrun import idle_note  # the same note `--dry-run` prints
 
         if note := idle_note(plans, nodes):
             echo(note)

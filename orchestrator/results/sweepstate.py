@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from orchestrator.axes import AXES
-from orchestrator.results import ResultsError, file_key, read_file, read_kind
-from orchestrator.spec import condition_differences, conditions, read_stored_spec
+from orchestrator.plan.axes import AXES
+from orchestrator.plan.spec import condition_differences, conditions, read_stored_spec
+from orchestrator.results.files import ResultsError, file_key, read_file, read_kind
 from trainables.config import TrialConfig
 
 
@@ -33,7 +33,7 @@ def _attempt_of(path: Path) -> int:
 
 def planned_trials(spec: dict) -> list[str] | None:
     """The trial ids a sweep's spec asks for (TrialConfig.trial_id of every combination of the grid's
-    axes, orchestrator/axes.py), or None when they depend on the cluster (--per-class: classes found
+    axes, orchestrator/plan/axes.py), or None when they depend on the cluster (--per-class: classes found
     then) or the spec does not say (no devices, or a value TrialConfig refuses)."""
     if spec.get("per_class"):
         return None

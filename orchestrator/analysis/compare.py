@@ -1,6 +1,6 @@
 """Compare two result sets cell by cell (`benchctl compare A B`): analysis only, no display.
 
-    from orchestrator.compare import compare
+    from orchestrator.analysis.compare import compare
     result = compare(Path("results/torch211"), Path("results/torch214"))
     for cell in result.cells:
         print(cell.label, cell.ratio, cell.low, cell.high, cell.verdict)
@@ -13,7 +13,7 @@ Definitions:
                 as the speedup interval, so the same results always give the same interval
     verdict   = "slower" (B) when the interval lies above 1, "faster" when below 1, "same within noise"
                 when it contains 1, "no interval" when a side has fewer than 2 steady epochs
-Rendering lives in orchestrator.compare_view.
+Rendering lives in orchestrator.report.compare_view.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ import pandas as pd
 
 from orchestrator.analysis.speedups import bootstrap_speedup_ci, speedup
 from orchestrator.analysis.stats import CLASS_CELL, ok_epochs, steady_epochs
-from orchestrator.results import ResultsError, read_results
-from orchestrator.spec import condition_differences, read_stored_spec
+from orchestrator.plan.spec import condition_differences, read_stored_spec
+from orchestrator.results.files import ResultsError, read_results
 
 SLOWER, FASTER, SAME, NO_INTERVAL = "slower", "faster", "same within noise", "no interval"
 

@@ -1,7 +1,7 @@
 """The experiment matrix, declared as data and expanded in exactly one place.
 
     axes = matrix_axes(spec)             # {"model": [...], "device": [...], ...}: the grid, as data
-    plans = expand(spec, alloc)          # one TrialPlan (orchestrator/trial_plan.py) per cell
+    plans = expand(spec, alloc)          # one TrialPlan (orchestrator/plan/trial_plan.py) per cell
     space = param_space(plans)           # the plans as one tune.grid_search, for Ray Tune
 
 The grid is expanded here into a list of typed plans and handed to Tune as one `grid_search` of
@@ -19,7 +19,7 @@ Ray reserves and what the trial uses can never disagree. Per placement mode (`--
     packed       every trial is 1 CPU (+1 GPU) in Ray's books but uses its full thread count:
                  trials crowd each other, numbers are for smoke runs only (the report flags overlap)
 
-With `--per-class` the device axis becomes a hardware-class axis (orchestrator/hardware.py): one
+With `--per-class` the device axis becomes a hardware-class axis (orchestrator/lab/hardware.py): one
 column per class found in the cluster, each CPU class with its own allotment (sized to its nodes),
 and every cell pinned to its class's nodes through Ray's node-id label (`TrialPlan.request`).
 """
@@ -31,10 +31,10 @@ import itertools
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from orchestrator.axes import AXES
-from orchestrator.hardware import HwClass
-from orchestrator.spec import Placement, SweepSpec
-from orchestrator.trial_plan import TUNE_KEY, TrialPlan
+from orchestrator.lab.hardware import HwClass
+from orchestrator.plan.axes import AXES
+from orchestrator.plan.spec import Placement, SweepSpec
+from orchestrator.plan.trial_plan import TUNE_KEY, TrialPlan
 from trainables.config import Device, TrialConfig
 
 
@@ -67,7 +67,7 @@ def resolve_allotment(spec: SweepSpec, node_cpus: list[int]) -> Allotment:
 
 def matrix_axes(spec: SweepSpec, classes: list[HwClass] | None = None) -> dict[str, list]:
     """The grid, keyed by TrialConfig field: every combination of these values is one trial. The axes
-    are orchestrator/axes.py's; with --per-class, `hw_class` (the classes of the asked-for devices)
+    are orchestrator/plan/axes.py's; with --per-class, `hw_class` (the classes of the asked-for devices)
     replaces `device`."""
     axes: dict[str, list] = {}
     for axis in AXES:

@@ -8,7 +8,7 @@
 
     import pyarrow.dataset as ds
     ds.dataset("results/s1/epochs").to_table()      # plain pyarrow reads it
-    from orchestrator.results import read_results
+    from orchestrator.results.files import read_results
     epochs, trials = read_results(Path("results/s1"))  # validated: names the bad file if any
 
 Every file carries `benchctl.schema_version` and `benchctl.kind` in its Parquet metadata.
@@ -39,8 +39,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from orchestrator.errors import BenchctlError
-from orchestrator.rows import META_KIND, META_VERSION, SCHEMAS, promised_columns
-from orchestrator.schema import READABLE_VERSIONS, SCHEMA_VERSION  # what each added: CHANGELOG.md
+from orchestrator.results.rows import META_KIND, META_VERSION, SCHEMAS, promised_columns
+from orchestrator.results.schema import READABLE_VERSIONS, SCHEMA_VERSION  # what each added: CHANGELOG.md
 
 
 class ResultsError(BenchctlError):

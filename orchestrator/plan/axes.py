@@ -1,10 +1,10 @@
 """The sweep's grid axes, declared once, as data.
 
-    from orchestrator.axes import AXES, GRID_AXES
+    from orchestrator.plan.axes import AXES, GRID_AXES
     [a.spec_field for a in AXES]      # models, devices, batch_sizes, pipelines, precisions
     GRID_AXES                         # the same, plus repeats: the spec keys that pick a sweep's trials
 
-Each row ties a SweepSpec field (a tuple of values, validated in orchestrator/spec.py) to the
+Each row ties a SweepSpec field (a tuple of values, validated in orchestrator/plan/spec.py) to the
 TrialConfig field each of its values sets (trainables/config.py) and to the `benchctl sweep` option
 that gives it. Everything else is derived from this table: the options (commands/sweep.py), the
 spec's validation, its spec.json keys and what a --resume compares (spec.py), the grid's product

@@ -1,6 +1,6 @@
 """`benchctl sweep --dry-run`: the trials a sweep would run and where, without running any.
 
-    from orchestrator.plan import dry_run, idle_nodes, local_nodes
+    from orchestrator.plan.dryrun import dry_run, idle_nodes, local_nodes
     dry_run(spec, echo=print)       # no --cluster: no Ray at all, this machine as one Ray-style node
     idle_nodes(plans, nodes)        # "host (why)" for each node that can run no cell of the sweep
 
@@ -17,11 +17,11 @@ import socket
 from collections.abc import Callable
 from pathlib import Path
 
-from orchestrator import hardware
-from orchestrator.matrix import _fits, describe, expand, resolve_allotment
-from orchestrator.matrix import unplaceable as find_unplaceable
-from orchestrator.spec import SpecError, SweepSpec, resolve_devices
-from orchestrator.trial_plan import TrialPlan
+from orchestrator.lab import hardware
+from orchestrator.plan.matrix import _fits, describe, expand, resolve_allotment
+from orchestrator.plan.matrix import unplaceable as find_unplaceable
+from orchestrator.plan.spec import SpecError, SweepSpec, resolve_devices
+from orchestrator.plan.trial_plan import TrialPlan
 from trainables.config import Device
 
 
@@ -112,7 +112,7 @@ def _classes(spec: SweepSpec, nodes: list[dict]):
 def _plan(spec: SweepSpec, nodes: list[dict], echo: Callable[[str], None]) -> None:
     skip = frozenset()
     if spec.resume:
-        from orchestrator.sweep import _reopen  # reads the stored spec and the trials files only
+        from orchestrator.run.sweep import _reopen  # reads the stored spec and the trials files only
 
         skip = _reopen(spec).done
     elif spec.results_dir.exists():
@@ -152,7 +152,7 @@ def dry_run(spec: SweepSpec, echo: Callable[[str], None] = print) -> None:
         return
     import ray
 
-    from orchestrator import cluster
+    from orchestrator.lab import cluster
 
     try:
         cluster.connect(spec.cluster, spec.cluster_port)

@@ -1,6 +1,6 @@
 """Named sweep settings (`benchctl sweep --preset NAME`), declared as data.
 
-    from orchestrator.presets import PRESETS, Preset
+    from orchestrator.plan.presets import PRESETS, Preset
     PRESETS[Preset.paper].settings     # SweepSpec fields the preset sets
     preset_fields(Preset.paper, given={"dataset"})   # its settings minus those the user gave
 
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from enum import Enum
 from types import MappingProxyType
 
-from orchestrator.axes import AXES
+from orchestrator.plan.axes import AXES
 from trainables.config import BATCH_SIZE, EPOCHS, PAPER_MODELS, Compile, Device, Pipeline, Precision
 
 

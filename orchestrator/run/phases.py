@@ -7,7 +7,7 @@ The transport is one tiny named actor, the phase board:
     with phase_board():                         # driver, around tuner.fit()
         ...
     post_phase(trial_id, "building model")      # trial side: fire-and-forget, never raises
-    posts = ray.get(board.since.remote(seq))    # driver side: orchestrator.progress polls it
+    posts = ray.get(board.since.remote(seq))    # driver side: orchestrator.run.progress polls it
 
 The board is created in the driver's own job namespace (Ray's default, one per ray.init), so two
 sweeps on one cluster never see each other's board, and it is pinned to the driver's node with

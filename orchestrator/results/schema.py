@@ -1,4 +1,4 @@
-"""The results schema's version, apart from results.py so that `benchctl --version` reads it without
+"""The results schema's version, apart from files.py so that `benchctl --version` reads it without
 importing pandas and pyarrow. What each version added: CHANGELOG.md, "Results schema"."""
 
 SCHEMA_VERSION = "7"

@@ -1,4 +1,4 @@
-"""The sweep's ETA: a pure function of the epoch intervals seen so far (orchestrator/progress.py shows it).
+"""The sweep's ETA: a pure function of the epoch intervals seen so far (run/progress.py shows it).
 
     eta_s([Pace("cpu", ("simple_cnn/cpu/bs128/loader/fp32", "simple_cnn/cpu"), epochs=10, done=3,
                 state=State.training, startups=(40.0,), steady=(12.0, 11.0))])   # -> 80.5

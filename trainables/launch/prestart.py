@@ -1,7 +1,7 @@
 """Prestarted trial processes: a fresh interpreter per trial, started before the trial asks for it.
 
-    child = take(launch, env)       # a spare `python -m trainables.isolated`, or one started now
-    ...                             # the trial runs in it (trainables/isolated.py)
+    child = take(launch, env)       # a spare `python -m trainables.launch.isolated`, or one started now
+    ...                             # the trial runs in it (trainables/launch/isolated.py)
     done(launch, env)               # the trial's process has ended
 
 Why: a fresh child spends its trial's start importing torch, torchvision and the trainables (2.4 s
@@ -23,7 +23,7 @@ environment (the imports read it: PYTHONPATH, OMP_NUM_THREADS, ...). Then the ne
   SCHED_IDLE, so no spare imports beside a running trial; it hides what of the imports fits into
   the gap before the next trial.
 
-Spares are started from one long-lived thread: PR_SET_PDEATHSIG (trainables/isolated.py) fires
+Spares are started from one long-lived thread: PR_SET_PDEATHSIG (trainables/launch/isolated.py) fires
 when the thread that started the child ends, and a Tune trial's thread ends with its trial.
 """
 

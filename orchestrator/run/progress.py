@@ -8,8 +8,8 @@ file, a pipe) the same facts as plain lines, one per event, each epoch's line ho
     benchctl: simple_cnn/cpu/bs128/loader/fp32/r0 epoch 3/10 · 1,234 img/s · loss 1.23 · acc 45.6%
       · 2/6 trials done · 1 running · 0 failed · ETA 4 min · 123 s
 
-Phases ("decoding 60,000 JPEGs from PATH") come from the trials through orchestrator.phases; the
-ETA from orchestrator.eta, a pure function of the epoch intervals seen so far.
+Phases ("decoding 60,000 JPEGs from PATH") come from the trials through orchestrator.run.phases; the
+ETA from orchestrator.run.eta, a pure function of the epoch intervals seen so far.
 """
 
 from __future__ import annotations
@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 
 from ray.tune import Callback
 
-from orchestrator.eta import Pace, State, eta_s, format_eta
-from orchestrator.phases import BOARD_NAME, phase_board, post_phase
-from orchestrator.trial_plan import TrialPlan
-from orchestrator.tune_glue import _last_error_line
+from orchestrator.plan.trial_plan import TrialPlan
+from orchestrator.run.eta import Pace, State, eta_s, format_eta
+from orchestrator.run.phases import BOARD_NAME, phase_board, post_phase
+from orchestrator.run.tune_glue import _last_error_line
 
-__all__ = ["Progress", "post_phase"]  # post_phase (orchestrator.phases): the trial side, for tune_trial
+__all__ = ["Progress", "post_phase"]  # post_phase (orchestrator.run.phases): the trial side, for tune_trial
 
 POLL_S = 1.0  # at most one phase-board query per second; Tune steps every ~0.1 s
 FIRST_EPOCH_WAIT_S = 0.5  # before a trial's first epoch line, fetch its phases so they print first

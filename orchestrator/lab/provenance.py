@@ -1,6 +1,6 @@
 """Where a sweep came from: the project's git commit and the driver's environment.
 
-    python -c "from orchestrator.provenance import driver_provenance; print(driver_provenance())"
+    python -c "from orchestrator.lab.provenance import driver_provenance; print(driver_provenance())"
 
 Per-trial facts (host, device, versions where the trial ran) are measured by the trial itself
 (trainables/device.py); these are the driver's, recorded once in spec.json and on every trial row.
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from trainables.device import software_info
 
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 def git_commit(root: Path = PROJECT_ROOT) -> str | None:

@@ -3,9 +3,9 @@
     child = spawn(env=..., cwd=..., cpus=..., niceness=..., seed=..., fds=(stdin_r, result_w, 1, 2))
     child.pid, child.poll(), child.wait(), child.kill()     # as subprocess.Popen's
 
-Why: a fresh `python -m trainables.isolated` per trial spends ~4 s of a ~10 s trial start on the
+Why: a fresh `python -m trainables.launch.isolated` per trial spends ~4 s of a ~10 s trial start on the
 2-core dev host starting Python and importing torch, torchvision and the trainables (issue 16). The
-server is started once per Ray worker (a plain `python -m trainables.forkserver SOCKET`, never the
+server is started once per Ray worker (a plain `python -m trainables.launch.forkserver SOCKET`, never the
 stdlib's multiprocessing forkserver, which re-runs Ray's default_worker as __mp_main__ inside a
 worker), imports those modules, and then only waits on an AF_UNIX socket. It never runs a torch op
 and never creates a CUDA context, and it stays single-threaded (one selector loop), so a fork of it
@@ -15,7 +15,7 @@ Per trial the supervisor connects, sends one JSON request (the trial's environme
 directory, CPU affinity, niceness and seed) with the trial's stdin, result fd, stdout and stderr as
 SCM_RIGHTS file descriptors (socket.send_fds), and the server forks. The child puts those fds on 0,
 1, 2 and the result fd, replaces its environment, resets signal handlers, pins its cores, takes the
-niceness, reseeds `random`, numpy and torch from the trial's seed and runs trainables.isolated's
+niceness, reseeds `random`, numpy and torch from the trial's seed and runs trainables.launch.isolated's
 child main: the same JSON protocol as a fresh child. The server answers `{"pid": N}`, then
 `{"returncode": R}` (Popen's convention: -signal when killed) once the child is reaped (a pidfd
 in the selector).
@@ -43,9 +43,9 @@ import tempfile
 import threading
 from pathlib import Path
 
-_ROOT = str(Path(__file__).resolve().parents[1])
+_ROOT = str(Path(__file__).resolve().parents[2])
 READY = b"ready\n"
-CHILD_MAIN = "trainables.isolated:_child"  # what a forked trial process runs
+CHILD_MAIN = "trainables.launch.isolated:_child"  # what a forked trial process runs
 _MAX_REQUEST = 1 << 20  # bytes of one JSON request (the environment is the bulk of it)
 _FDS = 4  # stdin, result fd, stdout, stderr
 
@@ -117,7 +117,7 @@ class ForkServer:
         env = {**(env if env is not None else os.environ)}
         env["PYTHONPATH"] = os.pathsep.join(p for p in (_ROOT, env.get("PYTHONPATH")) if p)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "trainables.forkserver", self.path],
+            [sys.executable, "-m", "trainables.launch.forkserver", self.path],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             env=env,
@@ -143,7 +143,7 @@ class ForkServer:
         main: str = CHILD_MAIN,
     ) -> ForkedChild:
         """Fork a trial process: `fds` are its stdin, result fd, stdout and stderr; `main` the
-        "module:function" it runs once it is set up (trainables.isolated's child main)."""
+        "module:function" it runs once it is set up (trainables.launch.isolated's child main)."""
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             conn.connect(self.path)
@@ -209,7 +209,7 @@ def _warm_imports() -> None:
     import torch  # noqa: F401
     import torchvision  # noqa: F401
 
-    import trainables.isolated  # noqa: F401
+    import trainables.launch.isolated  # noqa: F401
     import trainables.train  # noqa: F401
 
 
@@ -227,7 +227,7 @@ def _reseed(seed: int) -> None:
 
 def _become_trial(request: dict, fds: list[int], server_pid: int) -> int:
     """In the forked child: become the trial process the request describes; return its exit code."""
-    from trainables import isolated
+    from trainables.launch import isolated
 
     for sig in (signal.SIGTERM, signal.SIGCHLD, signal.SIGHUP):
         signal.signal(sig, signal.SIG_DFL)

@@ -1,6 +1,6 @@
 """Training FLOPs per 32x32 image of the models benchctl reports on, as data: the report imports no torch.
 
-    from orchestrator.flops_table import train_flops
+    from orchestrator.analysis.flops_table import train_flops
     train_flops("resnet18") / 1e9    # 0.217 GFLOP per training image
 
 Each number is trainables.flops.train_flops_per_image(model) at the defaults (NUM_CLASSES = 10 classes,

@@ -1,0 +1,11 @@
+"""What a sweep will run, decided before Ray starts: options, grid, resources, placement.
+
+    axes         the grid's axes (model, device, batch size, ...), declared once
+    presets      named option sets (`--preset paper`)
+    spec         SweepSpec: a sweep's options, checked, and how a stored spec.json compares
+    trial_plan   TrialPlan: one trial as planned, typed, carried into Tune and the trial
+    matrix       the grid expanded into TrialPlans, with their cores and Ray resources
+    dryrun       `benchctl sweep --dry-run`: the plans, where each can run, and idle nodes
+
+Nothing here starts Ray or trains anything; the sweep driver (orchestrator.run) runs the plans.
+"""
