@@ -57,7 +57,7 @@ def _threads(pid: int) -> dict[int, dict]:
 
 def test_a_prestarted_trial_gives_the_rows_a_fresh_one_gives_in_its_own_process(tiny):
     cfg = TrialConfig(model="simple_cnn", epochs=2, max_steps=2, **tiny)
-    fresh = run_isolated(cfg)
+    fresh = run_isolated(cfg, start_method=StartMethod.fresh)
     seen = []
     first = run_isolated(cfg, lambda i, r: seen.append(i), start_method=StartMethod.prestarted)
     assert [r["train_loss"] for r in first] == [r["train_loss"] for r in fresh]  # same seed, same run
