@@ -16,9 +16,9 @@ import pytest
 import torch
 from procutil import children_of, gone
 
-from trainables.config import TrialConfig
+from trainables.config import StartMethod, TrialConfig
 from trainables.launch.forkserver import ForkServer
-from trainables.launch.isolated import StartMethod, TrialProcessError, run_isolated
+from trainables.launch.isolated import TrialProcessError, run_isolated
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBE = "tests.fork_probe:main"
@@ -101,7 +101,7 @@ def test_a_child_exit_code_reaches_the_supervisor(server):
 def test_a_forked_trial_gives_the_rows_a_fresh_one_gives(tiny):
     cfg = TrialConfig(model="simple_cnn", epochs=2, max_steps=2, **tiny)
     seen = []
-    fresh = run_isolated(cfg)
+    fresh = run_isolated(cfg, start_method=StartMethod.fresh)
     forked = run_isolated(cfg, lambda i, r: seen.append(i), start_method=StartMethod.forkserver)
     assert [r["epoch"] for r in forked] == [1, 2]
     assert [r["train_loss"] for r in forked] == [r["train_loss"] for r in fresh]  # same seed, same run

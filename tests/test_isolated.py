@@ -36,7 +36,9 @@ def _children_running_isolated(parent: int) -> list[int]:
 def test_the_child_runs_the_trial_and_relays_each_epoch_as_it_ends(tiny):
     seen = []
     rows = run_isolated(
-        TrialConfig(model="simple_cnn", epochs=2, max_steps=2, **tiny), lambda i, r: seen.append((i, r))
+        TrialConfig(model="simple_cnn", epochs=2, max_steps=2, **tiny),
+        lambda i, r: seen.append((i, r)),
+        start_method="fresh",
     )
     assert [r["epoch"] for r in rows] == [1, 2] and [r for _, r in seen] == rows
     assert [r["warmup"] for r in rows] == [True, False]
@@ -53,7 +55,7 @@ def test_the_child_runs_the_trial_and_relays_each_epoch_as_it_ends(tiny):
 )
 def test_a_failing_trial_raises_with_the_childs_own_last_line(tiny):
     with pytest.raises(TrialProcessError) as info:
-        run_isolated(TrialConfig(model="simple_cnn", device="gpu", epochs=1, **tiny))
+        run_isolated(TrialConfig(model="simple_cnn", device="gpu", epochs=1, **tiny), start_method="fresh")
     text = str(info.value)
     assert "Traceback (most recent call last)" in text and "prepare_device" in text
     # the last line is what the results' error column and the failure table show: the original one
@@ -67,7 +69,7 @@ def test_the_child_dies_with_its_parent(tmp_path):
         from trainables.config import TrialConfig
         from trainables.launch.isolated import run_isolated
         run_isolated(TrialConfig(model="simple_cnn", epochs=50, batch_size=32, workers=0, train_size=4096,
-                                 test_size=64, cpus=1, max_steps=None))
+                                 test_size=64, cpus=1, max_steps=None), start_method="fresh")
         """
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from procutil import children_of, gone
 
-from trainables.config import TrialConfig
+from trainables.config import StartMethod, TrialConfig
 from trainables.launch import prestart
-from trainables.launch.isolated import StartMethod, run_isolated
+from trainables.launch.isolated import run_isolated
 from trainables.priority import TRIAL_NICENESS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,7 +57,7 @@ def _threads(pid: int) -> dict[int, dict]:
 
 def test_a_prestarted_trial_gives_the_rows_a_fresh_one_gives_in_its_own_process(tiny):
     cfg = TrialConfig(model="simple_cnn", epochs=2, max_steps=2, **tiny)
-    fresh = run_isolated(cfg)
+    fresh = run_isolated(cfg, start_method=StartMethod.fresh)
     seen = []
     first = run_isolated(cfg, lambda i, r: seen.append(i), start_method=StartMethod.prestarted)
     assert [r["train_loss"] for r in first] == [r["train_loss"] for r in fresh]  # same seed, same run

@@ -17,8 +17,7 @@ from orchestrator.plan.spec import (
     resolve_devices,
     spec_differences,
 )
-from trainables.config import Device, Pipeline, Precision
-from trainables.launch.isolated import StartMethod
+from trainables.config import Device, Pipeline, Precision, StartMethod
 
 
 def test_defaults_are_the_papers_matrix_on_the_devices_the_nodes_have():
@@ -172,7 +171,7 @@ def test_the_paper_preset_is_the_papers_study():
     assert spec.devices == (Device.cpu, Device.gpu) and spec.batch_sizes == (128,)
     assert spec.pipelines == (Pipeline.loader,) and spec.precisions == (Precision.fp32,)
     assert spec.epochs == 10 and spec.max_steps is None and spec.max_eval_steps is None
-    # an option the user gave (by its sweep parameter name) is left to the user
-    assert set(preset_fields("paper", given={"batch_size", "dataset"})) == set(
+    # a field the user gave an option for is left to the user
+    assert set(preset_fields("paper", given={"batch_sizes", "dataset"})) == set(
         PRESETS[Preset.paper].settings
     ) - {"batch_sizes", "dataset"}

@@ -39,6 +39,14 @@ class Compile(str, Enum):
     on = "on"  # torch.compile: Inductor + CUDA graphs on a GPU, Inductor's C++/OpenMP code on a CPU
 
 
+class StartMethod(str, Enum):
+    """How a trial's child process starts (trainables/launch/isolated.py says what each costs)."""
+
+    fresh = "fresh"  # a new interpreter per trial: imports torch itself
+    prestarted = "prestarted"  # a new interpreter per trial, started ahead (trainables/launch/prestart.py)
+    forkserver = "forkserver"  # a fork of a server that imported torch once (trainables/launch/forkserver.py)
+
+
 # ---- defaults: the one place where numbers live -------------------------------------------
 PAPER_MODELS = ("simple_cnn", "resnet18", "resnet50")  # the paper's three models, the default grid
 EPOCHS = 10  # passes over the training set (the paper: 10)
@@ -54,6 +62,7 @@ CROP_PADDING = 4  # pixels of zero padding before the random 32x32 crop
 NUM_CLASSES = 10  # classes in every data set benchctl trains on
 SEED = 0  # base seed; repeat r uses SEED + r
 EVAL_BATCH_SIZE = 512  # images per step of the test pass (no gradients, so larger)
+START_METHOD = StartMethod.prestarted  # how a child trial process starts (a sweep's and run_isolated's)
 # ---------------------------------------------------------------------------------------------
 
 

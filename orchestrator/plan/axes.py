@@ -6,11 +6,11 @@
 
 Each row ties a SweepSpec field (a tuple of values, validated in orchestrator/plan/spec.py) to the
 TrialConfig field each of its values sets (trainables/config.py) and to the `benchctl sweep` option
-that gives it. Everything else is derived from this table: the options (commands/sweep.py), the
-spec's validation, its spec.json keys and what a --resume compares (spec.py), the grid's product
-(matrix.py), the option a preset's field yields to (presets.py), the trial ids a stored spec plans
-and the columns each result row names its cell by (sweepstate.py, rows.py, tune_glue.py). So a new axis is a
-row here, its SweepSpec field and its TrialConfig field.
+that gives it. Everything else is derived from this table: the options, their help and defaults
+(orchestrator/options.py takes each row in as a sweep option), the spec's validation, its spec.json
+keys and what a --resume compares (spec.py), the grid's product (matrix.py), the trial ids a stored
+spec plans and the columns each result row names its cell by (sweepstate.py, rows.py, tune_glue.py).
+So a new axis is a row here, its SweepSpec field and its TrialConfig field.
 
 `repeats` is a grid axis too, but a count, not a list: repeat r of 0..N-1 sets TrialConfig.repeat.
 """
@@ -37,28 +37,53 @@ class Axis:
     trial_field: str  # the TrialConfig field one value sets
     param: str  # the `benchctl sweep` parameter: `batch_size` is `--batch-size`
     kind: Kind
-    help: str  # the option's --help text
+    help: str  # the option's --help text (its default is stated apart, once: options.py)
     default: str | None  # the option's default text; None: decided once the nodes are known (devices)
     choices: type[Enum] | None = None  # Kind.choices: the enum of its values
+    shown: str | None = None  # the default in words where `default` is None (what None means)
+    doc: str = ""  # the README's meaning of the option; "" = `help`
 
     @property
     def option(self) -> str:
         return "--" + self.param.replace("_", "-")
 
+    @property
+    def default_values(self) -> tuple | None:
+        """The default as SweepSpec's field holds it: `"128"` -> (128,), enums as enums (None: unresolved)."""
+        if self.default is None:
+            return None
+        items = self.default.split(",")
+        if self.kind is Kind.ints:
+            return tuple(int(item) for item in items)
+        if self.kind is Kind.choices:
+            return tuple(self.choices(item) for item in items)
+        return tuple(items)
+
 
 AXES: tuple[Axis, ...] = (
     Axis("models", "model", "models", Kind.names, "Comma list of model names (`benchctl models`).",
-         ",".join(PAPER_MODELS)),
-    Axis("devices", "device", "devices", Kind.choices,
-         "Comma list of devices: cpu, gpu (default: cpu, plus gpu if a node has one).", None, Device),
+         ",".join(PAPER_MODELS),
+         doc="comma list of model names (`benchctl models`); any torchvision classifier that takes 32x32 "
+         "input also works"),
+    Axis("devices", "device", "devices", Kind.choices, "Comma list of devices: cpu, gpu.", None, Device,
+         shown="cpu, plus gpu if a node has one",
+         doc="comma list of `cpu`, `gpu`; left out, they are said in one line as the sweep starts "
+         "(`--resume`: the stored ones). A gpu cell asks Ray for 1 GPU; a cpu cell for CPUs only. `gpu` "
+         "asked for with no GPU anywhere: refused up front (exit 2)"),
     Axis("batch_sizes", "batch_size", "batch_size", Kind.ints, "Batch size; a comma list is a grid axis.",
-         str(BATCH_SIZE)),
+         str(BATCH_SIZE), doc="images per optimizer step; a comma list is a grid axis"),
     Axis("pipelines", "pipeline", "pipeline", Kind.choices,
-         "Input pipeline(s): loader (DataLoader, per-sample transforms), resident.", "loader", Pipeline),
+         "Input pipeline(s): loader (DataLoader, per-sample transforms), resident.", "loader", Pipeline,
+         doc="`loader`: paper-style DataLoader, per-sample crop+flip+normalize, `--workers` processes; "
+         "`resident`: data set on the device, augmentation there"),
     Axis("precisions", "precision", "precision", Kind.choices, "Precision(s): fp32, amp (bf16 autocast).",
-         "fp32", Precision),
+         "fp32", Precision, doc="`amp` = bf16 autocast"),
     Axis("compiles", "compile", "compile", Kind.choices,
-         "Training step(s): off (eager, the paper's), on (torch.compile).", "off", Compile),
+         "Training step(s): off (eager, the paper's), on (torch.compile).", "off", Compile,
+         doc="`on`: the training step through torch.compile (GPU: CUDA graphs, channels_last; CPU: Inductor "
+         "C++), compiled before epoch 1 and timed apart as `compile_s`; full batches only "
+         "(`trainables/compiled.py`). A comma list is a grid axis; the report pairs eager with eager, "
+         "compiled with compiled, and shows the gain (`reports/h200-compile`)"),
 )  # fmt: skip
 
 # Spec fields that pick which trials a sweep plans (its grid), not the conditions each trial runs under.

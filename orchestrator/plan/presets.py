@@ -2,10 +2,11 @@
 
     from orchestrator.plan.presets import PRESETS, Preset
     PRESETS[Preset.paper].settings     # SweepSpec fields the preset sets
-    preset_fields(Preset.paper, given={"dataset"})   # its settings minus those the user gave
+    preset_fields(Preset.paper, given={"dataset"})   # its settings minus the fields the user gave
 
 A preset only fills in options: every option given on the command line overrides it, and the spec
-records both the preset's name and the options in effect (spec.json `preset` beside the fields).
+records both the preset's name and the options in effect (spec.json `preset` beside the fields). So a
+preset sets only SweepSpec fields that a sweep option sets (orchestrator/options.py checks it).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from dataclasses import dataclass
 from enum import Enum
 from types import MappingProxyType
 
-from orchestrator.plan.axes import AXES
 from trainables.config import BATCH_SIZE, EPOCHS, PAPER_MODELS, Compile, Device, Pipeline, Precision
 
 
@@ -54,17 +54,9 @@ PRESETS = {
     ),
 }
 
-# the `benchctl sweep` option (its Python parameter name) that sets each SweepSpec field, where they differ
-_OPTION_OF = {a.spec_field: a.param for a in AXES if a.param != a.spec_field}
-
-
-def option_of(field_name: str) -> str:
-    """The `benchctl sweep` parameter that sets a SweepSpec field (`batch_sizes` -> `batch_size`)."""
-    return _OPTION_OF.get(field_name, field_name)
-
 
 def preset_fields(preset: Preset | str, given: Collection[str] = ()) -> dict:
-    """The SweepSpec fields `preset` sets, leaving out those whose option the user gave (`given`: sweep
-    parameter names such as `batch_size`), since an explicit option always wins over the preset."""
+    """The SweepSpec fields `preset` sets, leaving out those the user gave an option for (`given`: field
+    names such as `batch_sizes`; options.fields_given names them), since an explicit option always wins."""
     settings = PRESETS[Preset(preset)].settings
-    return {name: value for name, value in settings.items() if option_of(name) not in given}
+    return {name: value for name, value in settings.items() if name not in given}

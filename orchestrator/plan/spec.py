@@ -5,7 +5,8 @@
     spec.trial_template()   # the TrialConfig fields every cell shares
 
 Field rules are TrialConfig's (trainables/config.py); this adds the grid axes, where the results
-go, and how the sweep runs. Every violation is a SpecError with one line naming the option.
+go, and how the sweep runs. Every violation is a SpecError with one line naming the option. Each field
+is a `benchctl sweep` option, and its default is that option's (orchestrator/options.py).
 """
 
 from __future__ import annotations
@@ -14,18 +15,26 @@ import dataclasses
 import functools
 import json
 import re
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
 from orchestrator.errors import BenchctlError
+from orchestrator.options import FIELD_DEFAULTS as _D
+from orchestrator.options import RESUMABLE_FIELDS, Placement, TrialProcess, default_name
 from orchestrator.plan.axes import AXES, GRID_AXES, Axis, Kind
 from orchestrator.plan.presets import Preset
-from trainables import config as defaults
-from trainables.config import PAPER_MODELS, Compile, Device, Pipeline, Precision, TrialConfig
-from trainables.launch.isolated import StartMethod
+from trainables.config import (
+    PAPER_MODELS,
+    START_METHOD,
+    Compile,
+    Device,
+    Pipeline,
+    Precision,
+    StartMethod,
+    TrialConfig,
+)
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
@@ -34,31 +43,9 @@ class SpecError(BenchctlError):
     """The sweep as asked for cannot run; exit code 2."""
 
 
-class Placement(str, Enum):
-    """How trials share a node (see orchestrator/plan/matrix.py for the resources each mode asks for)."""
-
-    exclusive = "exclusive"  # a CPU cell has its node's CPUs to itself; GPU cells share only with GPU cells
-    partitioned = "partitioned"  # cells share nodes on disjoint CPU shares, pinned with CPU affinity
-    packed = "packed"  # one CPU per trial in Ray's books: fast and unfair, for smoke runs only
-
-
-class TrialProcess(str, Enum):
-    """Where a trial's training loop runs (trainables/launch/isolated.py says why `child` is the default)."""
-
-    child = "child"  # a fresh process under the Ray trial: nothing of Ray or Tune shares the timed loop
-    inline = "inline"  # in the Ray worker itself (as before schema 3; 10-15% slower on launch-bound cells)
-
-
 # Spec fields that may differ between a sweep and its --resume: where and how it runs, not what it measures
-# (`preset` is a label: the options it set are compared themselves).
-RESUMABLE_CHANGES = (
-    "name", "out", "cluster", "cluster_port", "max_failures", "resume", "isolate_network", "preset",
-    "checkpoint",
-)  # fmt: skip
-
-
-def default_name() -> str:
-    return time.strftime("%Y%m%d-%H%M%S")
+# (`preset` is a label: the options it set are compared themselves). Options marked resumable in options.py.
+RESUMABLE_CHANGES = RESUMABLE_FIELDS
 
 
 def parse_csv(text: str, option: str) -> tuple[str, ...]:
@@ -105,43 +92,43 @@ def parse_ints(text: str, option: str) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class SweepSpec:
-    models: tuple[str, ...] = PAPER_MODELS
-    devices: tuple[Device, ...] | None = None  # None: the devices the nodes have (resolve_devices)
-    batch_sizes: tuple[int, ...] = (defaults.BATCH_SIZE,)
-    pipelines: tuple[Pipeline, ...] = (Pipeline.loader,)
-    precisions: tuple[Precision, ...] = (Precision.fp32,)
-    compiles: tuple[Compile, ...] = (Compile.off,)  # eager (the paper's) and/or torch.compile'd steps
-    repeats: int = 1  # seeds per cell: repeat r trains with seed + r
-    epochs: int = defaults.EPOCHS
-    dataset: str = "synthetic"
-    data_dir: str = ""
-    train_size: int = defaults.TRAIN_SIZE
-    test_size: int = defaults.TEST_SIZE
-    workers: int = defaults.WORKERS
-    max_steps: int | None = None
-    max_eval_steps: int | None = None
-    seed: int = defaults.SEED
-    cpus_per_trial: int | None = None  # CPU cell allotment; None = see matrix.resolve_allotment
-    gpu_cpus: int | None = None  # GPU cell allotment; None = 1 + DataLoader workers
-    max_failures: int = 0  # retries of a failed trial
-    placement: Placement = Placement.exclusive
-    per_class: bool = False  # one column per hardware class found in the cluster, cells pinned to it
+    models: tuple[str, ...] = _D["models"]
+    devices: tuple[Device, ...] | None = _D["devices"]  # None: the devices the nodes have (resolve_devices)
+    batch_sizes: tuple[int, ...] = _D["batch_sizes"]
+    pipelines: tuple[Pipeline, ...] = _D["pipelines"]
+    precisions: tuple[Precision, ...] = _D["precisions"]
+    compiles: tuple[Compile, ...] = _D["compiles"]  # eager (the paper's) and/or torch.compile'd steps
+    repeats: int = _D["repeats"]  # seeds per cell: repeat r trains with seed + r
+    epochs: int = _D["epochs"]
+    dataset: str = _D["dataset"]
+    data_dir: str = _D["data_dir"]  # "": trainables.config.default_data_dir()
+    train_size: int = _D["train_size"]
+    test_size: int = _D["test_size"]
+    workers: int = _D["workers"]
+    max_steps: int | None = _D["max_steps"]
+    max_eval_steps: int | None = _D["max_eval_steps"]
+    seed: int = _D["seed"]
+    cpus_per_trial: int | None = _D["cpus_per_trial"]  # CPU cell allotment; None = matrix.resolve_allotment
+    gpu_cpus: int | None = _D["gpu_cpus"]  # GPU cell allotment; None = 1 + DataLoader workers
+    max_failures: int = _D["max_failures"]  # retries of a failed trial
+    placement: Placement = _D["placement"]
+    per_class: bool = _D["per_class"]  # one column per hardware class in the cluster, cells pinned to it
     name: str = field(default_factory=default_name)
-    out: Path = Path("results")
-    cluster: Path | None = None
-    cluster_port: int | None = None  # the head's GCS port, overriding the cluster file's
-    resume: bool = False  # run only the cells results/<name> does not hold complete yet
-    isolate_network: bool = True  # local runs: Ray in a private network namespace (root only; netns.py)
-    trial_process: TrialProcess = TrialProcess.child
-    # how a child trial starts (trainables/launch/); None: prestarted, or fresh for inline (no child)
-    start_method: StartMethod | None = None
-    checkpoint: bool = True  # each epoch's state persisted through Tune, so a cut trial continues after it
-    preset: Preset | None = None  # the --preset the options came from (a label; orchestrator/plan/presets.py)
+    out: Path = _D["out"]
+    cluster: Path | None = _D["cluster"]
+    cluster_port: int | None = _D["cluster_port"]  # the head's GCS port, overriding the cluster file's
+    resume: bool = _D["resume"]  # run only the cells results/<name> does not hold complete yet
+    isolate_network: bool = _D["isolate_network"]  # local runs: Ray in a private network namespace (netns.py)
+    trial_process: TrialProcess = _D["trial_process"]
+    # how a child trial starts (trainables/launch/); None: START_METHOD, or fresh for inline (no child)
+    start_method: StartMethod | None = _D["start_method"]
+    checkpoint: bool = _D["checkpoint"]  # each epoch's state persisted through Tune, so a cut trial resumes
+    preset: Preset | None = _D["preset"]  # the --preset the options came from (a label; presets.py)
 
     def __post_init__(self) -> None:
-        for size, default in (("train_size", defaults.TRAIN_SIZE), ("test_size", defaults.TEST_SIZE)):
+        for size in ("train_size", "test_size"):
             if getattr(self, size) is None:  # a stored non-synthetic spec's (to_dict): not used by its data
-                object.__setattr__(self, size, default)
+                object.__setattr__(self, size, _D[size])
         for axis in AXES:
             name = axis.spec_field
             if axis.default is None and getattr(self, name) is None:
@@ -170,7 +157,7 @@ class SweepSpec:
                 raise SpecError(f"--{name.replace('_', '-')}: {value!r} is not one of {choices}") from None
         if self.start_method is None:
             child = self.trial_process is TrialProcess.child
-            object.__setattr__(self, "start_method", StartMethod.prestarted if child else StartMethod.fresh)
+            object.__setattr__(self, "start_method", START_METHOD if child else StartMethod.fresh)
         elif self.start_method is not StartMethod.fresh and self.trial_process is TrialProcess.inline:
             raise SpecError(
                 f"--start-method {self.start_method.value}: starts a child trial process; an inline trial "

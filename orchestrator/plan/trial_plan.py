@@ -19,8 +19,7 @@ from dataclasses import dataclass
 
 from orchestrator.lab.hardware import NODE_ID_LABEL
 from orchestrator.plan.spec import Placement, TrialProcess
-from trainables.config import Device, TrialConfig
-from trainables.launch.isolated import StartMethod
+from trainables.config import START_METHOD, Device, StartMethod, TrialConfig
 
 TUNE_KEY = "plan"  # the one key of a Tune config: the plan's to_dict()
 
@@ -32,7 +31,7 @@ class TrialPlan:
     trial: TrialConfig  # what is trained; trial.cpus is the cores it uses (threads + workers)
     placement: Placement = Placement.exclusive
     trial_process: TrialProcess = TrialProcess.child
-    start_method: StartMethod = StartMethod.prestarted  # how the child trial process starts (child only)
+    start_method: StartMethod = START_METHOD  # how the child trial process starts (child only)
     reserve: int = 0  # cores booked in Ray beyond trial.cpus and kept idle (exclusive CPU cells)
     node_ids: tuple[str, ...] = ()  # --per-class: the nodes of the trial's hardware class; () = any node
     sweep: str = ""

@@ -43,9 +43,8 @@ from orchestrator.plan.trial_plan import TrialPlan
 from orchestrator.results.files import ResultsError, compact, write_json_atomic
 from orchestrator.results.sweepstate import progress
 from orchestrator.run.relayfs import start_store, storage_filesystem
-from trainables.config import TrialConfig
+from trainables.config import StartMethod, TrialConfig
 from trainables.data import DatasetUnavailable, check_available
-from trainables.launch.isolated import StartMethod
 
 
 @dataclass(frozen=True)

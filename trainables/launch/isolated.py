@@ -20,7 +20,7 @@ the copy never runs beside a timed epoch. The child dies with its parent (PR_SET
 so a cancelled or killed Ray trial leaves no training process behind. Nothing is pickled: JSON only.
 
 Start methods (`StartMethod`): `fresh` starts `python -m trainables.launch.isolated` when the trial starts;
-`prestarted` (a sweep's default) runs the trial in such a process started before the trial asked
+`prestarted` (START_METHOD, the default) runs the trial in such a process started before the trial asked
 for it, which has done its imports meanwhile (trainables/launch/prestart.py); the plan then also carries
 the environment, CPU affinity and niceness a fresh child would have inherited (`process`), which it
 takes on before the trial. `forkserver` forks the trial process from a server that imported torch
@@ -42,10 +42,9 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
-from enum import Enum
 from pathlib import Path
 
-from trainables.config import TrialConfig
+from trainables.config import START_METHOD, StartMethod, TrialConfig
 from trainables.priority import favour_this_process
 
 RESULT_FD_ENV = "BENCHCTL_RESULT_FD"
@@ -53,14 +52,6 @@ PARENT_ENV = "BENCHCTL_PARENT_PID"
 IDLE_ENV = "BENCHCTL_IDLE_UNTIL_PLAN"  # "1": a prestarted child imports under SCHED_IDLE
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 _ROOT = str(Path(__file__).resolve().parents[2])  # the directory that holds the trainables package
-
-
-class StartMethod(str, Enum):
-    """How a trial's child process starts (the docstring above says what each costs)."""
-
-    fresh = "fresh"  # a new interpreter per trial: imports torch itself
-    prestarted = "prestarted"  # a new interpreter per trial, started ahead (trainables/launch/prestart.py)
-    forkserver = "forkserver"  # a fork of a server that imported torch once (trainables/launch/forkserver.py)
 
 
 class TrialProcessError(RuntimeError):
@@ -74,7 +65,7 @@ def run_isolated(
     checkpoint_dir: Path | None = None,
     restore_from: Path | None = None,
     on_phase: Callable[[str], None] | None = None,
-    start_method: StartMethod = StartMethod.fresh,
+    start_method: StartMethod = START_METHOD,
 ) -> list[dict]:
     """Run `cfg` in a child process; call `on_epoch(info, row)` as its epochs arrive (and `on_phase`
     as it announces its slow start-up steps); return the rows. Arguments as trainables.train.run_trial;
