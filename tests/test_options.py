@@ -1,5 +1,5 @@
-"""orchestrator/options.py: each sweep option declared once, and --help, SweepSpec, presets and the README
-agreeing with it (and with each other) on every default."""
+"""orchestrator/plan/options.py: each sweep option declared once, and --help, SweepSpec, presets and the
+README agreeing with it (and with each other) on every default."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from orchestrator import options
 from orchestrator.cli import app
 from orchestrator.commands.sweep import spec_fields
-from orchestrator.options import OPTIONS, markdown_table, option
+from orchestrator.plan import options
+from orchestrator.plan.options import OPTIONS, markdown_table, option
 from orchestrator.plan.presets import PRESETS
 from orchestrator.plan.spec import RESUMABLE_CHANGES, SweepSpec, parse_axis
 from trainables.config import START_METHOD
@@ -88,7 +88,7 @@ def test_a_default_that_drifts_is_caught():
 
 def test_the_readme_table_is_the_generated_one():
     readme = README.read_text(encoding="utf-8")
-    assert options.with_table(readme) == readme, "run: python -m orchestrator.options README.md"
+    assert options.with_table(readme) == readme, "run: python -m orchestrator.plan.options README.md"
     assert markdown_table() in readme
     for flag in ("--seed", "--train-size", "--test-size", "--max-eval-steps", "--out", "--port"):
         assert f"| `{flag}` |" in readme

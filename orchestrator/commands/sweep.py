@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from orchestrator.errors import RUNTIME, BenchctlError
-from orchestrator.options import OPTIONS, Option, fields_given
+from orchestrator.plan.options import OPTIONS, Option, fields_given
 from orchestrator.plan.presets import preset_fields
 from orchestrator.plan.spec import SweepSpec, parse_axis
 
@@ -44,8 +44,8 @@ def _stored_options(results_dir: Path, given: set[str]) -> dict:
 
 
 def spec_fields(values: dict[str, Any]) -> dict[str, Any]:
-    """Each SweepSpec field from its option's value as typer parsed it (orchestrator/options.py): an axis's
-    comma list parsed into its tuple, the rest as the option's row turns it into the field's type."""
+    """Each SweepSpec field from its option's value as typer parsed it (orchestrator/plan/options.py): an
+    axis's comma list parsed into its tuple, the rest as the option's row turns it into the field's type."""
     out = {}
     for o in OPTIONS:
         value = values[o.param]
@@ -100,7 +100,7 @@ def sweep(ctx: typer.Context, **values: Any) -> None:
         )
 
 
-# typer reads a command's parameters from its signature: one per row of orchestrator/options.py, so a new
+# typer reads a command's parameters from its signature: one per row of orchestrator/plan/options.py, so a new
 # option is a row there, not another parameter here
 sweep.__signature__ = inspect.Signature(
     [

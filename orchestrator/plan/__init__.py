@@ -1,5 +1,6 @@
 """What a sweep will run, decided before Ray starts: options, grid, resources, placement.
 
+    options      every `benchctl sweep` option, declared once: parameters, defaults, help, README table
     axes         the grid's axes (model, device, batch size, ...), declared once
     presets      named option sets (`--preset paper`)
     spec         SweepSpec: a sweep's options, checked, and how a stored spec.json compares

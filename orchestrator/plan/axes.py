@@ -7,7 +7,7 @@
 Each row ties a SweepSpec field (a tuple of values, validated in orchestrator/plan/spec.py) to the
 TrialConfig field each of its values sets (trainables/config.py) and to the `benchctl sweep` option
 that gives it. Everything else is derived from this table: the options, their help and defaults
-(orchestrator/options.py takes each row in as a sweep option), the spec's validation, its spec.json
+(orchestrator/plan/options.py takes each row in as a sweep option), the spec's validation, its spec.json
 keys and what a --resume compares (spec.py), the grid's product (matrix.py), the trial ids a stored
 spec plans and the columns each result row names its cell by (sweepstate.py, rows.py, tune_glue.py).
 So a new axis is a row here, its SweepSpec field and its TrialConfig field.

@@ -6,7 +6,7 @@
 
 A preset only fills in options: every option given on the command line overrides it, and the spec
 records both the preset's name and the options in effect (spec.json `preset` beside the fields). So a
-preset sets only SweepSpec fields that a sweep option sets (orchestrator/options.py checks it).
+preset sets only SweepSpec fields that a sweep option sets (orchestrator/plan/options.py checks it).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@
 
 Field rules are TrialConfig's (trainables/config.py); this adds the grid axes, where the results
 go, and how the sweep runs. Every violation is a SpecError with one line naming the option. Each field
-is a `benchctl sweep` option, and its default is that option's (orchestrator/options.py).
+is a `benchctl sweep` option, and its default is that option's (orchestrator/plan/options.py).
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from enum import Enum
 from pathlib import Path
 
 from orchestrator.errors import BenchctlError
-from orchestrator.options import FIELD_DEFAULTS as _D
-from orchestrator.options import RESUMABLE_FIELDS, Placement, TrialProcess, default_name
 from orchestrator.plan.axes import AXES, GRID_AXES, Axis, Kind
+from orchestrator.plan.options import FIELD_DEFAULTS as _D
+from orchestrator.plan.options import RESUMABLE_FIELDS, Placement, TrialProcess, default_name
 from orchestrator.plan.presets import Preset
 from trainables.config import (
     PAPER_MODELS,

@@ -1,6 +1,6 @@
 """Every `benchctl sweep` option, declared once, as data.
 
-    from orchestrator.options import OPTIONS, option
+    from orchestrator.plan.options import OPTIONS, option
     option("max_failures").default          # 1: the CLI's, SweepSpec's and the README's
     option("max_steps").shown_default       # "none: no cap", as --help and the README say it
     print(markdown_table())                 # the README's options table
@@ -9,7 +9,7 @@ Each row names an option, the type its text parses to, its default, its --help t
 field it sets. Everything else is derived from this table: the command's parameters and --help
 (commands/sweep.py), SweepSpec's field defaults and the fields a --resume may change (spec.py), the
 fields a preset may set (checked at import, below), and the README's options table (`python -m
-orchestrator.options README.md` rewrites it; tests/test_options.py checks that all of them agree).
+orchestrator.plan.options README.md` rewrites it; tests/test_options.py checks that all of them agree).
 The grid axes are orchestrator/plan/axes.py's rows, taken in here as options. A new option is a row here
 and its SweepSpec field.
 """
@@ -236,7 +236,7 @@ _check_presets()
 
 
 _IDENTITY = ("name", "out", "resume")  # which sweep a resume completes: not a change it makes
-BEGIN = "<!-- sweep options: `python -m orchestrator.options README.md` writes them from options.py -->"
+BEGIN = "<!-- sweep options: `python -m orchestrator.plan.options README.md` writes them from options.py -->"
 END = "<!-- end of sweep options -->"
 
 
@@ -261,6 +261,6 @@ def with_table(readme: str) -> str:
     return f"{head}{BEGIN}\n{markdown_table()}{END}{tail}"
 
 
-if __name__ == "__main__":  # python -m orchestrator.options README.md: rewrite its options table
+if __name__ == "__main__":  # python -m orchestrator.plan.options README.md: rewrite its options table
     readme = Path(sys.argv[1])
     readme.write_text(with_table(readme.read_text(encoding="utf-8")), encoding="utf-8")
