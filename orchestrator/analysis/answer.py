@@ -155,7 +155,14 @@ def kind_speedups(v: Variants, study: tuple[ExpectedCell, ...] = STUDY) -> pd.Da
                             note="; ".join(notes),
                         )
                     )  # fmt: skip
-    return pd.DataFrame(rows, columns=KIND_COLUMNS)
+    return _counts(pd.DataFrame(rows, columns=KIND_COLUMNS))
+
+
+def _counts(frame: pd.DataFrame) -> pd.DataFrame:
+    """Workers and CPUs as integers (null where a side is missing), not floats."""
+    for col in [c for c in frame if c.endswith(("_workers", "_cpus"))]:
+        frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("Int64")
+    return frame
 
 
 def pair_table(v: Variants) -> pd.DataFrame:
@@ -181,5 +188,5 @@ def pair_table(v: Variants) -> pd.DataFrame:
                 **_ratio(v, pd.Series(c), pd.Series(g)),
             )
         )  # fmt: skip
-    out = pd.DataFrame(rows, columns=PAIR_COLUMNS)
+    out = _counts(pd.DataFrame(rows, columns=PAIR_COLUMNS))
     return out.sort_values(["params", *key, "cpu_cell", "gpu_cell"], kind="stable").reset_index(drop=True)

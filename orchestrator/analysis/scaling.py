@@ -12,10 +12,13 @@ Definitions:
                  grows faster than the parameter count ("super-linear")
     interval     the CI_CONFIDENCE percentile interval of b over the CI_RESAMPLES bootstrap resamples
                  of every model's speedup: the same resamples (speedups.bootstrap_speedup_ratios, same
-                 seed) whose percentiles are that speedup's interval; b is refitted on each. NaN when a
-                 model has fewer than 2 samples a side. The draws of different models share the seed
-                 (as every speedup interval does), so models with equally many samples are resampled at
-                 the same positions; that pairs them, it does not change any one model's spread.
+                 samples, same seed) whose percentiles are that speedup's interval; b is refitted on
+                 each. NaN when a model has fewer than 2 samples a side. Every interval draws with one
+                 seed, so models with equally many samples are resampled at the same positions; were
+                 resample i of each model fitted together, noise shared by position (the same jitter
+                 pattern, a trend over epochs) would cancel in the slope and shrink its interval. So
+                 each model's resamples after the first are shuffled (seeded, SHUFFLE_SEED + position)
+                 before they are paired: the same resamples, independently paired.
     verdict      "grows" (the interval lies above 0), "shrinks" (below 0), "no evidence" (it holds 0),
                  "no interval" (none could be computed)
     band         the CI_CONFIDENCE band of the fitted line a + b * log(params) over the same resamples,
@@ -37,6 +40,7 @@ from orchestrator.analysis.variants import Variants
 from orchestrator.rows import CONFIG
 
 MIN_MODELS = 3
+SHUFFLE_SEED = 1  # pairs the models' resamples at random, reproducibly (see interval)
 BAND_POINTS = 40
 GROWS, SHRINKS, NO_EVIDENCE, NO_INTERVAL = "grows", "shrinks", "no evidence", "no interval"
 CONFIGURATION = [*CONFIG, "cpu_class", "gpu_class", "cpu_workers", "cpu_cpus", "gpu_workers", "gpu_cpus"]
@@ -93,7 +97,11 @@ def scaling_table(pairs: pd.DataFrame, v: Variants) -> pd.DataFrame:
         low = high = math.nan
         band = None
         if all(d is not None for d in drawn):
-            low, high, band = resampled_fit(g["params"], np.column_stack(drawn))
+            paired = [
+                d if i == 0 else d[np.random.default_rng(SHUFFLE_SEED + i).permutation(len(d))]
+                for i, d in enumerate(drawn)
+            ]
+            low, high, band = resampled_fit(g["params"], np.column_stack(paired))
         rows.append(
             dict(
                 zip(CONFIGURATION, key, strict=True), exponent=b, exponent_low=low, exponent_high=high,
