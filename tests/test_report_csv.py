@@ -64,7 +64,8 @@ def test_csv_alone_writes_no_documents_and_default_writes_no_csv(tmp_path):
     results = _results(tmp_path)
     result = runner.invoke(app, ["report", str(results), "--out", str(tmp_path / "c"), "--format", "csv"])
     assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in (tmp_path / "c").iterdir()) == ["epochs.csv", "figures", "summary.csv", "summary.json"]
+    written = sorted(p.name for p in (tmp_path / "c").iterdir())
+    assert written == ["epochs.csv", "figures", "summary.csv", "summary.json"]
     result = runner.invoke(app, ["report", str(results), "--out", str(tmp_path / "d")])
     assert result.exit_code == 0, result.output
     assert not (tmp_path / "d" / "summary.csv").exists() and (tmp_path / "d" / "report.html").is_file()
