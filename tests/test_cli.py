@@ -99,7 +99,7 @@ def test_report_json_is_the_speedup_table(tmp_path):
     write_rows(tmp_path, "epochs", "k-a1", rows)
     result = runner.invoke(app, ["report", str(tmp_path), "--out", str(tmp_path / "r"), "--json"])
     assert result.exit_code == 0, result.output
-    table = json.loads(result.stdout)
+    table = json.loads(result.stdout)["cells"]  # summary.json's object; cells: the speedup table
     assert len(table) == 1 and table[0]["model"] == "simple_cnn"
     assert table[0]["speedup"] == 10.0 / 2.0  # median(8, 12) / median(2, 2)
     assert (tmp_path / "r" / "report.md").is_file()

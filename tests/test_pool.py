@@ -62,7 +62,7 @@ def test_with_pool_the_report_and_the_terminal_say_what_was_pooled(tmp_path):
     # both sweeps' epochs are in the one cell: a's 2 steady epochs and b's 1, per side
     as_json = report(a, b, "--out", tmp_path / "cmp", "--pool", "--json")
     assert as_json.exit_code == 0, as_json.output
-    [row] = json.loads(as_json.stdout)
+    [row] = json.loads(as_json.stdout)["cells"]
     assert row["cpu_n"] == 3 and row["gpu_n"] == 3 and row["speedup"] == 8.0 / 2.0
     assert "Pooled across" in as_json.stderr and "Pooled" not in as_json.stdout  # stdout stays JSON
 

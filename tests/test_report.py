@@ -147,6 +147,7 @@ def test_report_md_has_exact_speedup_and_figures(results, tmp_path):
     assert rep.paths == [
         out / "report.md",
         out / "report.html",
+        out / "summary.json",  # always, beside report.md (report.summary)
         out / "figures/speedup_vs_params.png",
         out / "figures/epoch_time.png",
         out / "figures/epoch_breakdown.png",

@@ -45,7 +45,7 @@ def test_csv_holds_the_json_table_and_every_epoch_row(tmp_path):
 
     as_json = json.loads(
         runner.invoke(app, ["report", str(results), "--out", str(tmp_path / "j"), "--json"]).stdout
-    )
+    )["cells"]  # --json prints summary.json's object; its cells are the speedup table
     summary = pd.read_csv(out / "summary.csv")
     assert list(summary.columns) == list(as_json[0])
     assert len(summary) == len(as_json) == 1
@@ -64,7 +64,8 @@ def test_csv_alone_writes_no_documents_and_default_writes_no_csv(tmp_path):
     results = _results(tmp_path)
     result = runner.invoke(app, ["report", str(results), "--out", str(tmp_path / "c"), "--format", "csv"])
     assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in (tmp_path / "c").iterdir()) == ["epochs.csv", "figures", "summary.csv"]
+    written = sorted(p.name for p in (tmp_path / "c").iterdir())
+    assert written == ["epochs.csv", "figures", "summary.csv", "summary.json"]
     result = runner.invoke(app, ["report", str(results), "--out", str(tmp_path / "d")])
     assert result.exit_code == 0, result.output
     assert not (tmp_path / "d" / "summary.csv").exists() and (tmp_path / "d" / "report.html").is_file()

@@ -8,17 +8,18 @@ the flags that qualify a pair, and the table of every pair (definitions: orchest
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 import pandas as pd
 
+from orchestrator.analysis.bounds import LAUNCH_BOUND_UTIL_PCT, launch_bound  # noqa: F401  (re-exported)
 from orchestrator.analysis.pairing import PAIR, class_pairs
 from orchestrator.analysis.stats import (
     CLASS_CELL,
     DEVICES,
     HW_CLASS,
-    INPUT_BOUND_SHARE,
     cell_summary,
     is_noisy,
     numeric,
@@ -31,11 +32,6 @@ STEAL_FLAG_PCT = 2.0
 # a --max-steps side this close to chance (10 classes: <= 15%) learned little in its capped epochs: its
 # accuracy says so, not the device
 FEW_STEPS_ACC = 1.5 / NUM_CLASSES
-# A GPU cell is "launch-bound" when the GPU was busy less than this share of its epochs (NVML's mean
-# utilization, %) while it waited for input no more than INPUT_BOUND_SHARE: neither the device nor the
-# data then limits it, but the host launching kernels one by one (eager PyTorch at small batches); a
-# compiled step (--compile on: CUDA graphs) or a larger batch removes that limit.
-LAUNCH_BOUND_UTIL_PCT = 60.0
 CI_CONFIDENCE = 0.95  # the speedup interval's confidence level
 CI_RESAMPLES = 2000  # bootstrap resamples per interval
 CI_SEED = 0  # fixed, so the same results always give the same report
@@ -77,20 +73,44 @@ def bootstrap_speedup_ci(
         raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    ratios = bootstrap_speedup_ratios(cpu_samples, gpu_samples, n_resamples=n_resamples, seed=seed)
+    if ratios is None:
+        return (math.nan, math.nan)
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(ratios, [tail, 100 - tail])
+    return (float(low), float(high))
+
+
+def bootstrap_speedup_ratios(
+    cpu_samples, gpu_samples, *, n_resamples: int = CI_RESAMPLES, seed: int = CI_SEED
+) -> np.ndarray | None:
+    """The n_resamples resampled speedups median(cpu resample) / median(gpu resample) that
+    bootstrap_speedup_ci takes its percentiles of (the same draws for the same samples and seed);
+    None where it gives (nan, nan): a side with fewer than 2 samples, or a resampled GPU median <= 0.
+    analysis.scaling fits its exponent to these same resamples."""
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
     cpu = np.atleast_1d(np.asarray(cpu_samples, dtype=float))
     gpu = np.atleast_1d(np.asarray(gpu_samples, dtype=float))
     cpu, gpu = cpu[~np.isnan(cpu)], gpu[~np.isnan(gpu)]
     if len(cpu) < 2 or len(gpu) < 2:
-        return (math.nan, math.nan)
+        return None
+    # the report draws each pair's resamples up to three times (its table, the explained answer, the
+    # scaling fit): ~10 ms each at 400 samples a side, so the same samples are drawn once
+    return _cached_ratios(cpu.tobytes(), gpu.tobytes(), n_resamples, seed)
+
+
+@functools.lru_cache(maxsize=512)
+def _cached_ratios(cpu_bytes: bytes, gpu_bytes: bytes, n_resamples: int, seed: int) -> np.ndarray | None:
+    cpu, gpu = np.frombuffer(cpu_bytes), np.frombuffer(gpu_bytes)
     rng = np.random.default_rng(seed)
     cpu_medians = _resampled_medians(rng, cpu, n_resamples)
     gpu_medians = _resampled_medians(rng, gpu, n_resamples)
     if not (gpu_medians > 0).all():
-        return (math.nan, math.nan)
+        return None
     ratios = cpu_medians / gpu_medians
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.percentile(ratios, [tail, 100 - tail])
-    return (float(low), float(high))
+    ratios.setflags(write=False)  # shared by every caller of the cache
+    return ratios
 
 
 def _resampled_medians(rng: np.random.Generator, values: np.ndarray, n_resamples: int) -> np.ndarray:
@@ -148,16 +168,6 @@ def _flags(side: str, row: pd.Series | None) -> list[str]:
     if side == "gpu" and launch_bound(row.get("gpu_util_pct", math.nan), row["data_share"]):
         flags.append("launch-bound (gpu)")
     return flags
-
-
-def launch_bound(gpu_util_pct, data_share) -> bool:
-    """A GPU cell the host's kernel launches hold back: util < LAUNCH_BOUND_UTIL_PCT and data-wait share
-    <= INPUT_BOUND_SHARE, both measured (NaN or None: not called)."""
-    try:
-        util, share = float(gpu_util_pct), float(data_share)
-    except (TypeError, ValueError):
-        return False
-    return util < LAUNCH_BOUND_UTIL_PCT and share <= INPUT_BOUND_SHARE
 
 
 def speedup_table(epochs: pd.DataFrame, summary: pd.DataFrame | None = None) -> pd.DataFrame:

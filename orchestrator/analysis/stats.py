@@ -36,6 +36,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
+from orchestrator.analysis.bounds import INPUT_BOUND_SHARE  # noqa: F401  (defined there, read from here)
 from orchestrator.results import rows
 
 CELL = list(rows.CELL)  # the cell key: defined once, in orchestrator.results.rows
@@ -47,9 +48,6 @@ RUN = list(rows.RUN)  # one training run (a repeat of a cell)
 _MUST_MATCH = ["dataset", "cpus_allotted", "torch_threads", "data_workers"]
 # A side is flagged "noisy" when the IQR of its epoch_s samples exceeds this share of their median.
 NOISY_IQR_SHARE = 0.10
-# A GPU cell is "input-bound" when its data-wait share (data_s / epoch_s) exceeds this: the input
-# pipeline, not the device, then limits its speed (and so the speedup).
-INPUT_BOUND_SHARE = 0.30
 
 # The paper's published numbers (CIFAR-10, 10 epochs), shown beside ours: a reference, not our results.
 PAPER_POINTS = [

@@ -4,7 +4,8 @@ benchctl report results/s1                 # writes results/s1/report/ (report.m
 benchctl report results/a results/b --out cmp/
 benchctl report results/a results/b --pool   # sweeps run under different conditions (epochs, data...)
 benchctl report results/s1 --format html   # only the self-contained report.html (and figures/)
-benchctl report results/s1 --json | jq '.[] | {model, speedup}'
+benchctl report results/s1 --json | jq '.speedups[] | {model, kind, speedup}'   # summary.json's object
+benchctl report results/s1 --target-acc 0.79    # time to 79% test accuracy (default: per pair)
 """
 
 from __future__ import annotations
@@ -31,8 +32,23 @@ def report(
         ),
     ] = "md,html",
     as_json: Annotated[
-        bool, typer.Option("--json", help="Print the speedup table as JSON (files are still written).")
+        bool,
+        typer.Option(
+            "--json",
+            help="Print summary.json's object (speedups, bottlenecks, scaling, time_to_accuracy, cells: "
+            "the speedup table) as JSON; the files are still written.",
+        ),
     ] = False,
+    target_acc: Annotated[
+        float | None,
+        typer.Option(
+            "--target-acc",
+            min=0.0,
+            max=1.0,
+            help="Time to accuracy's target, a fraction like test_acc (0.79 = 79%). Default: per CPU/GPU "
+            "pair, the lower of its two final accuracies minus 0.01.",
+        ),
+    ] = None,
     pool: Annotated[
         bool,
         typer.Option(
@@ -48,13 +64,13 @@ def report(
         if not path.is_dir():
             raise BenchctlError(f"results directory {path} does not exist; pass the folder a sweep wrote")
     # pandas and matplotlib behind it: imported when the command runs, not for --help or a refusal
-    from orchestrator.report import ReportFormat, build_report, table_json
+    from orchestrator.report import ReportFormat, build_report
 
     chosen = parse_choices(formats, ReportFormat, "--format")  # one-line error, exit 2, before any reading
     out_dir = out or results[0] / "report"
-    built = build_report(results, out_dir, formats=chosen, pool=pool)
+    built = build_report(results, out_dir, formats=chosen, pool=pool, target_acc=target_acc)
     if as_json:
-        typer.echo(table_json(built.table))  # stdout holds only the JSON
+        typer.echo(built.summary_json)  # stdout holds only the JSON
         if built.pooled:
             typer.echo(f"benchctl: {built.pooled}", err=True)
         return

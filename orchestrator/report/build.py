@@ -30,6 +30,7 @@ from orchestrator.report.html import write_html
 from orchestrator.report.json import table_json, write_csv
 from orchestrator.report.markdown import CAPTIONS, FIGURES  # noqa: F401  (re-exported: tests read them)
 from orchestrator.report.model import ReportModel, build_model
+from orchestrator.report.summary import summary_json, write_summary
 
 __all__ = ["CAPTIONS", "FIGURES", "Report", "ReportFormat", "build_report", "table_json"]
 
@@ -51,7 +52,7 @@ _DOCS = {
 
 
 _DRAW = {  # key -> draw(model, path); the functions are looked up on their module at call time
-    "speedup": lambda m, path: figures.speedup_vs_params(m.table, path),
+    "speedup": lambda m, path: figures.speedup_vs_params(m.table, path, m.explained.scaling),
     "epoch_time": lambda m, path: figures.epoch_time(m.summary, path),
     "breakdown": lambda m, path: epoch_figures.epoch_breakdown(m.epochs, path),
     "accuracy": lambda m, path: epoch_figures.accuracy_per_epoch(m.epochs, path),
@@ -67,6 +68,7 @@ class Report:
     terminal_text: str = ""
     pooled: str = ""  # what was pooled across differing or unknown conditions (results.Pooling.note)
     model: ReportModel | None = None  # everything the report shows (report.model)
+    summary_json: str = ""  # summary.json's text (report.summary), what --json prints
 
 
 def _figure_keys(model: ReportModel) -> list[str]:
@@ -79,17 +81,22 @@ def build_report(
     out_dir: Path,
     formats: Iterable[ReportFormat | str] = (ReportFormat.md, ReportFormat.html),
     pool: bool = False,
+    target_acc: float | None = None,
 ) -> Report:
     """Read the sweeps, compute the tables, write out_dir/report.md and/or out_dir/report.html (formats)
     and out_dir/figures/*.png (always; a figure that does not apply is not drawn and a stale copy of it is
     removed). Sweeps run under different conditions (spec.condition_differences) are refused unless
-    `pool`; then the report says what was pooled."""
+    `pool`; then the report says what was pooled. out_dir/summary.json (report.summary) is always
+    written; `target_acc`: time to accuracy's target (None: each pair's default)."""
     wanted = {ReportFormat(f) for f in formats}
     docs = [name for f in ReportFormat if f in wanted for name in _DOCS[f]]
-    model = build_model(results_dirs, pool=pool, every_epoch_column=ReportFormat.csv in wanted)
+    model = build_model(
+        results_dirs, pool=pool, every_epoch_column=ReportFormat.csv in wanted, target_acc=target_acc
+    )
     keys = _figure_keys(model)
     text = markdown.render(model, keys)
     terminal_text = terminal.render(model)
+    answers = summary_json(model)
 
     try:  # try the write itself: a pre-check with os.access would be wrong for root and on NFS
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -102,6 +109,7 @@ def build_report(
         for key in keys:
             _DRAW[key](model, staging / Path(FIGURES[key]).name)
         (staging / "report.md").write_text(text, encoding="utf-8")
+        write_summary(model, staging)
         if ReportFormat.csv in wanted:
             write_csv(model, staging)
         if ReportFormat.html in wanted:
@@ -113,11 +121,11 @@ def build_report(
             os.replace(staging / path.name, path)
         for key in FIGURES.keys() - set(keys):
             (out_dir / FIGURES[key]).unlink(missing_ok=True)  # from an earlier report of other results
-        for name in docs:
+        for name in [*docs, "summary.json"]:
             os.replace(staging / name, out_dir / name)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    final = [out_dir / name for name in docs] + figure_paths
+    final = [out_dir / name for name in docs] + [out_dir / "summary.json"] + figure_paths
     return Report(
         table=model.table,
         summary=model.summary,
@@ -125,4 +133,5 @@ def build_report(
         terminal_text=terminal_text,
         pooled=model.pooled_note(),
         model=model,
+        summary_json=answers,
     )

@@ -26,9 +26,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from orchestrator import rows  # noqa: E402
 from orchestrator.analysis.pairing import class_label, pair_label, several_pairs  # noqa: E402
 from orchestrator.analysis.speedups import CI_CONFIDENCE  # noqa: E402
 from orchestrator.analysis.stats import PAPER_POINTS  # noqa: E402
+from orchestrator.axes import AXES  # noqa: E402
 from orchestrator.report.formats import fmt_seconds  # noqa: E402
 from orchestrator.results.rows import CONFIG  # noqa: E402
 
@@ -39,6 +41,24 @@ NO_PAIRS_NOTE = "no CPU+GPU pairs in these results"
 # configurations (results.CONFIG: batch size, pipeline, precision, ...) a figure draws at most: 40 of
 # them put 240 bars or 40 lines into one 8x5 inch figure, unreadable and ~8 s to render each
 MAX_CONFIGS = 8
+# what sets a cell's configuration apart on a figure: every grid axis (axes.AXES) but the model and the
+# device, which the figures show otherwise (x position, colour); a new axis separates lines and slots
+CONFIG_AXES = [a.trial_field for a in AXES if a.trial_field not in ("model", "device")]
+
+
+def config_label(row) -> str:
+    """A configuration as a figure shows it: "batch 128, loader, fp32" plus ", compiled" for --compile on
+    (and any later axis's value); one value per CONFIG_AXES entry that the row has."""
+    parts = []
+    for axis in CONFIG_AXES:
+        value = row.get(axis, None) if hasattr(row, "get") else getattr(row, axis, None)
+        if axis == "batch_size":
+            parts.append(f"batch {value}")
+        elif axis == "compile":
+            parts += ["compiled"] if value == "on" else []
+        elif value is not None and not (isinstance(value, float) and math.isnan(value)):
+            parts.append(str(value))
+    return ", ".join(parts)
 
 
 def focus(data: pd.DataFrame, limit: int = MAX_CONFIGS) -> tuple[pd.DataFrame, str]:
@@ -92,25 +112,26 @@ def _wrap(name: str, width: int = 14) -> str:
     return "\n".join(lines)
 
 
-def speedup_vs_params(table: pd.DataFrame, path: Path) -> Path:
+def speedup_vs_params(table: pd.DataFrame, path: Path, scaling: pd.DataFrame | None = None) -> Path:
     """Log-log speedup (median CPU epoch s / median GPU epoch s) vs parameter count.
 
-    One line per (batch_size, pipeline, precision) group and hardware pair (cpu_class, gpu_class, when the
-    table has them) that has at least one speedup; the legend names the pair when there are several
-    (pairing.several_pairs). Points are labelled with the model, each with its bootstrap interval
-    (speedup_low..speedup_high, where both are finite) as an error bar; the paper's three points are
-    overlaid as black stars; y = 1 marks "no speedup"."""
+    One line per configuration (CONFIG_AXES: batch size, pipeline, precision, compile) and hardware pair
+    (cpu_class, gpu_class, when the table has them) that has at least one speedup; the legend names the
+    pair when there are several (pairing.several_pairs). Points are labelled with the model, each with
+    its bootstrap interval (speedup_low..speedup_high, where both are finite) as an error bar; the
+    paper's three points are overlaid as black stars; y = 1 marks "no speedup". `scaling`
+    (analysis.scaling.scaling_table): each fitted power law is drawn dashed over its models' range,
+    with its bootstrap band shaded."""
     fig, ax = plt.subplots(figsize=FIGSIZE)
     ys = [1.0]
-    paired, cut = focus(finite(table, "speedup"))
+    paired, cut = focus(rows.with_cell_defaults(finite(table, "speedup")))
     ci_drawn = False
     hw = ["cpu_class", "gpu_class"] if {"cpu_class", "gpu_class"} <= set(paired.columns) else []
     several = several_pairs(paired)  # of the lines drawn (focus may cut some), not model.several_pairs
-    groups = paired.groupby(["batch_size", "pipeline", "precision"] + hw, sort=True)
+    groups = paired.groupby(CONFIG_AXES + hw, sort=True)
     for key, g in groups:
-        bs, pipeline, precision = key[:3]
-        label = f"ours: batch {bs}, {pipeline}, {precision}" + (
-            f"; {pair_label(*key[3:])}" if several else ""
+        label = f"ours: {config_label(dict(zip(CONFIG_AXES, key, strict=False)))}" + (
+            f"; {pair_label(*key[len(CONFIG_AXES) :])}" if several else ""
         )
         g = g.sort_values("params")
         (line,) = ax.plot(g["params"], g["speedup"], marker="o", label=label)
@@ -149,6 +170,7 @@ def speedup_vs_params(table: pd.DataFrame, path: Path) -> Path:
                 zorder=4,
             )
         ys.extend(g["speedup"])
+    ys.extend(_fitted_lines(ax, scaling))
     px = [p[2] for p in PAPER_POINTS]
     py = [p[3] for p in PAPER_POINTS]
     ax.scatter(px, py, marker="*", s=160, color="black", zorder=5, label="paper (CIFAR-10, 10 epochs)")
@@ -190,6 +212,24 @@ def speedup_vs_params(table: pd.DataFrame, path: Path) -> Path:
     return save(fig, path)
 
 
+def _fitted_lines(ax: plt.Axes, scaling: pd.DataFrame | None) -> list[float]:
+    """Each fitted power law of `scaling` dashed (speedup = e^a * params^b over its models' range) with
+    its band shaded; returns the y values drawn (for the axis limits)."""
+    ys: list[float] = []
+    if scaling is None or scaling.empty:
+        return ys
+    for r in scaling.itertuples():
+        if r.band is None:
+            continue
+        xs, low, high = r.band
+        fitted = np.exp(r.intercept) * xs**r.exponent
+        label = f"fit at {config_label(r)}: speedup ∝ params^{r.exponent:.2f}"
+        (line,) = ax.plot(xs, fitted, linestyle="--", linewidth=1, label=label)
+        ax.fill_between(xs, low, high, color=line.get_color(), alpha=0.15, linewidth=0)
+        ys.extend([float(np.min(low)), float(np.max(high))])
+    return ys
+
+
 def _cut(note: str) -> str:
     """A title's second line stating what focus() left out, or nothing."""
     return f"\n({note})" if note else ""
@@ -219,12 +259,12 @@ class CellLayout:
 def cell_layout(data: pd.DataFrame) -> CellLayout:
     """One group per model ordered by params, one slot per cell ordered by device, hardware class, then
     config; a cell is labelled with its device, plus its hw_class when a device has more than one class
-    in the data, plus batch/pipeline/precision when the data holds more than one config."""
-    show_config = len(data[["batch_size", "pipeline", "precision"]].drop_duplicates()) > 1
+    in the data, plus its configuration (CONFIG_AXES: batch/pipeline/precision/compile) when the data
+    holds more than one."""
+    data = rows.with_cell_defaults(data)
+    show_config = len(data[CONFIG_AXES].drop_duplicates()) > 1
     show_class = "hw_class" in data and bool((data.groupby("device")["hw_class"].nunique() > 1).any())
-    order = (
-        ["device"] + (["hw_class"] if "hw_class" in data else []) + ["batch_size", "pipeline", "precision"]
-    )
+    order = ["device"] + (["hw_class"] if "hw_class" in data else []) + CONFIG_AXES
     models = data.sort_values(["params", "model"]).drop_duplicates("model")["model"].tolist()
     placed, labels, centers = [], [], []
     x = 0.0
@@ -238,6 +278,7 @@ def cell_layout(data: pd.DataFrame) -> CellLayout:
                 label += "\n" + _wrap(class_label(cell["hw_class"]).split(":", 1)[-1])
             if show_config:
                 label += f"\nbs{cell['batch_size']}\n{cell['pipeline']}\n{cell['precision']}"
+                label += "\ncompiled" if cell["compile"] == "on" else ""
             labels.append(label)
             x += 1.0
         centers.append((start + x - 1.0) / 2)

@@ -17,7 +17,7 @@ from orchestrator.analysis.speedups import (
     STEAL_FLAG_PCT,
 )
 from orchestrator.analysis.stats import INPUT_BOUND_SHARE, NOISY_IQR_SHARE
-from orchestrator.report import narrative
+from orchestrator.report import answer, narrative
 from orchestrator.report.formats import DASH
 from orchestrator.report.model import ReportModel
 from orchestrator.report.sections import (
@@ -133,7 +133,8 @@ def render(model: ReportModel, figure_keys: list[str]) -> str:
             + (f"; {len(unfinished)} planned trial(s) have no result (see Notes)" if unfinished else "")
             + ".\n",
             *([f"**{text}**\n"] if (text := model.pooled_note("`")) else []),
-            # the answer first (headline table, what it shows), then how to read it, then the rest
+            # the answer first (explained, headline table, what it shows), then how to read it, the rest
+            answer.section(model),
             headline_section(model),
             narrative.section(model),
             *([class_matrix_section(model)] if model.several_classes else []),

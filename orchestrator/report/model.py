@@ -19,6 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from orchestrator.analysis import compile_gain, efficiency, pairing, parity
+from orchestrator.analysis.explained import Explained, explain
 from orchestrator.analysis.fidelity import read_fidelity
 from orchestrator.analysis.speedups import speedup_table
 from orchestrator.analysis.stats import cell_summary, ok_epochs
@@ -59,6 +60,7 @@ class ReportModel:
     parity: pd.DataFrame = field(default_factory=pd.DataFrame)  # analysis.parity.parity_table
     efficiency: pd.DataFrame = field(default_factory=pd.DataFrame)  # analysis.efficiency.efficiency_table
     compile_gain: pd.DataFrame = field(default_factory=pd.DataFrame)  # analysis.compile_gain
+    explained: Explained = field(default_factory=Explained)  # analysis.explained: the answer, explained
     fidelity: tuple[tuple[Path, list[dict]], ...] = ()  # analysis.fidelity.read_fidelity
     unfinished: tuple[tuple[Path, str], ...] = ()  # (results dir, trial id) planned without a result
     sweeps: tuple[str, ...] = ()
@@ -138,11 +140,15 @@ def _all_sweeps(epochs: pd.DataFrame, trials: pd.DataFrame) -> object:
 
 
 def build_model(
-    results_dirs: list[Path], pool: bool = False, every_epoch_column: bool = False
+    results_dirs: list[Path],
+    pool: bool = False,
+    every_epoch_column: bool = False,
+    target_acc: float | None = None,
 ) -> ReportModel:
     """Read the sweeps and compute everything the report shows. Sweeps run under different conditions are
     refused unless `pool` (results.pooling); no completed epoch, or a malformed fidelity file, is a
-    ResultsError. `every_epoch_column`: keep the epoch columns no number reads (for epochs.csv)."""
+    ResultsError. `every_epoch_column`: keep the epoch columns no number reads (for epochs.csv).
+    `target_acc`: time to accuracy's target (analysis.time_to_accuracy; None: each pair's default)."""
     epochs, trials = _read_all(results_dirs, every_epoch_column)
     pooled = pooling(results_dirs, allow=pool)  # refuses differing conditions unless allowed
     epochs = ok_epochs(epochs, trials)
@@ -166,6 +172,7 @@ def build_model(
         parity=parity.parity_table(epochs),
         efficiency=gains,
         compile_gain=compile_gain.compile_gain_table(epochs, trials),
+        explained=explain(epochs, target_acc),
         fidelity=tuple(fidelity),
         unfinished=tuple(
             (Path(d), t)

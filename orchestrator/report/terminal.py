@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from orchestrator.analysis.pairing import pair_label
+from orchestrator.report.answer import terminal_lines
 from orchestrator.report.model import ReportModel
 from orchestrator.report.tables import HEADLINE, columns, rows
 
@@ -40,4 +41,5 @@ def render(model: ReportModel) -> str:
     ]
     if flagged:
         text += "\nflags:\n" + "\n".join(flagged)
-    return text
+    answered = terminal_lines(model)
+    return text + ("\n" + answered if answered else "")

@@ -1,0 +1,103 @@
+"""Time to accuracy: how long each device trains until its test accuracy first reaches a target.
+
+    from orchestrator.analysis.time_to_accuracy import time_to_accuracy
+    tta = time_to_accuracy(pairs, v, target_acc=0.79)   # pairs: answer.pair_table (+ kind pairs)
+
+Definitions (per CPU/GPU pair of variant cells):
+    target        target_acc when given (`benchctl report --target-acc`, a fraction like test_acc), else
+                  the lower of the two cells' final accuracies (cell_summary's test_acc) minus
+                  DEFAULT_MARGIN; target_source says which
+    run time      sum of epoch_s over the run's epochs up to and including the first whose test_acc >=
+                  target, in epoch order. The warm-up epoch counts (the user waits for it); eval_s,
+                  checkpoint_s and data_s_load do not (they are the harness's choices, outside epoch_s)
+    epochs        how many epochs that took (the run's epochs up to and including that one)
+    cpu_s, gpu_s  median run time over the side's runs that reached the target; cpu_epochs, gpu_epochs
+                  the median epochs; cpu_reached / cpu_runs: runs that reached it, of all runs
+    speedup       cpu_s / gpu_s
+    converged_alike  False when the two sides' median epochs differ by more than their repeats'
+                  spread (the larger max - min of a side's epochs over its runs), or when one side's
+                  runs all reached the target and the other's did not; True when they differ by no more
+                  than that (or not at all); None (unknown) when they differ and a side has < 2 runs
+                  reaching it (no spread), or neither side reached it
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from orchestrator.analysis.variants import Variants
+from orchestrator.rows import RUN
+
+DEFAULT_MARGIN = 0.01  # the default target: the lower final accuracy minus 1 point
+GIVEN, DEFAULT = "--target-acc", "default"
+COLUMNS = ["model", "params", "kind", "batch_size", "pipeline", "precision", "compile", "cpu_class"]
+COLUMNS += ["gpu_class", "cpu_cell", "gpu_cell", "target_acc", "target_source", "cpu_s", "gpu_s"]
+COLUMNS += ["speedup", "cpu_epochs", "gpu_epochs", "cpu_reached", "cpu_runs", "gpu_reached", "gpu_runs"]
+COLUMNS += ["converged_alike"]
+
+
+def reached(runs: pd.DataFrame, target: float) -> tuple[np.ndarray, np.ndarray, int]:
+    """(seconds, epochs) of each run of `runs` (Variants.runs rows, sorted by run and epoch) that reached
+    `target`, and the number of runs."""
+    if runs.empty or math.isnan(target):
+        return np.array([]), np.array([]), runs[list(RUN)].drop_duplicates().shape[0] if len(runs) else 0
+    by_run = runs.groupby(list(RUN), sort=False, dropna=False)
+    marked = runs.assign(
+        _s=by_run["epoch_s"].cumsum(), _k=by_run.cumcount() + 1, _hit=runs["test_acc"] >= target - 1e-12
+    )
+    first = marked[marked["_hit"].to_numpy()].groupby(list(RUN), sort=False, dropna=False).head(1)
+    n_runs = runs[list(RUN)].drop_duplicates().shape[0]
+    return first["_s"].to_numpy(dtype=float), first["_k"].to_numpy(dtype=float), n_runs
+
+
+def _median(values: np.ndarray) -> float:
+    return float(np.median(values)) if len(values) else math.nan
+
+
+def converged_alike(cpu_epochs: np.ndarray, cpu_runs: int, gpu_epochs: np.ndarray, gpu_runs: int):
+    """The module docstring's converged_alike for the epochs of the runs that reached the target."""
+    c_all, g_all = len(cpu_epochs) == cpu_runs > 0, len(gpu_epochs) == gpu_runs > 0
+    if not len(cpu_epochs) and not len(gpu_epochs):
+        return None
+    if c_all != g_all and (c_all or g_all):
+        return False
+    if not len(cpu_epochs) or not len(gpu_epochs):
+        return None
+    gap = abs(_median(cpu_epochs) - _median(gpu_epochs))
+    if gap == 0:
+        return True
+    if len(cpu_epochs) < 2 or len(gpu_epochs) < 2:
+        return None
+    spread = max(np.ptp(cpu_epochs), np.ptp(gpu_epochs))
+    return bool(gap <= spread)
+
+
+def time_to_accuracy(pairs: pd.DataFrame, v: Variants, target_acc: float | None = None) -> pd.DataFrame:
+    """One row per row of `pairs` (columns model, params, cpu_cell, gpu_cell, cpu_acc, gpu_acc and, where
+    known, kind and the configuration): COLUMNS."""
+    rows = []
+    for r in pairs.to_dict("records"):
+        if target_acc is None:
+            target, source = min(float(r["cpu_acc"]), float(r["gpu_acc"])) - DEFAULT_MARGIN, DEFAULT
+        else:
+            target, source = float(target_acc), GIVEN
+        empty = pd.DataFrame(columns=[*RUN, "epoch", "epoch_s", "test_acc"])
+        cs, ce, cn = reached(v.runs.get(r["cpu_cell"], empty), target)
+        gs, ge, gn = reached(v.runs.get(r["gpu_cell"], empty), target)
+        cpu_s, gpu_s = _median(cs), _median(gs)
+        rows.append(
+            {
+                **{c: r.get(c) for c in COLUMNS[:11]},
+                "target_acc": target, "target_source": source, "cpu_s": cpu_s, "gpu_s": gpu_s,
+                "speedup": cpu_s / gpu_s if gpu_s > 0 else math.nan,
+                "cpu_epochs": _median(ce), "gpu_epochs": _median(ge),
+                "cpu_reached": len(cs), "cpu_runs": cn, "gpu_reached": len(gs), "gpu_runs": gn,
+                "converged_alike": converged_alike(ce, cn, ge, gn),
+            }
+        )  # fmt: skip
+    out = pd.DataFrame(rows, columns=COLUMNS)
+    out["batch_size"] = pd.to_numeric(out["batch_size"], errors="coerce").astype("Int64")
+    return out
