@@ -24,7 +24,7 @@ from orchestrator.analysis.stats import PAPER_POINTS
 from orchestrator.analysis.variants import variants
 from orchestrator.cli import app
 from orchestrator.report import build_report, figures
-from orchestrator.results import file_key, write_rows
+from orchestrator.results.files import file_key, write_rows
 
 PARAMS = {"simple_cnn": 500_000, "resnet18": 11_689_512, "resnet50": 25_557_032}
 TRUE_EXPONENT = 0.5  # the ladder's speedups: 2x * (params / 500k) ** 0.5

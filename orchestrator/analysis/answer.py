@@ -30,7 +30,7 @@ from orchestrator.analysis import parity
 from orchestrator.analysis.speedups import bootstrap_speedup_ci, capped, speedup
 from orchestrator.analysis.study import BEST, KINDS, PAPER, STUDY, ExpectedCell, matches, of_kind
 from orchestrator.analysis.variants import VARIANT, Variants
-from orchestrator.rows import CONFIG, HW_CLASS
+from orchestrator.results.rows import CONFIG, HW_CLASS
 from trainables.config import BATCH_SIZE
 
 BEST_ACC_POINTS = 1.5  # a best cell's final accuracy may be at most this many points below the paper cell's

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from orchestrator.analysis.bounds import INPUT, LAUNCH, verdict
-from orchestrator.rows import HW_CLASS
+from orchestrator.results.rows import HW_CLASS
 
 WORKERS, RESIDENT, COMPILED = "workers", "resident", "compiled"
 CHANGES = (WORKERS, RESIDENT, COMPILED)

@@ -37,7 +37,7 @@ import pandas as pd
 from orchestrator.analysis.speedups import CI_CONFIDENCE, bootstrap_speedup_ratios
 from orchestrator.analysis.stats import PAPER_POINTS
 from orchestrator.analysis.variants import Variants
-from orchestrator.rows import CONFIG
+from orchestrator.results.rows import CONFIG
 
 MIN_MODELS = 3
 SHUFFLE_SEED = 1  # pairs the models' resamples at random, reproducibly (see interval)

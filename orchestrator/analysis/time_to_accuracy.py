@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from orchestrator.analysis.variants import Variants
-from orchestrator.rows import RUN
+from orchestrator.results.rows import RUN
 
 DEFAULT_MARGIN = 0.01  # the default target: the lower final accuracy minus 1 point
 GIVEN, DEFAULT = "--target-acc", "default"

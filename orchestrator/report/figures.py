@@ -26,12 +26,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from orchestrator import rows  # noqa: E402
 from orchestrator.analysis.pairing import class_label, pair_label, several_pairs  # noqa: E402
 from orchestrator.analysis.speedups import CI_CONFIDENCE  # noqa: E402
 from orchestrator.analysis.stats import PAPER_POINTS  # noqa: E402
-from orchestrator.axes import AXES  # noqa: E402
+from orchestrator.plan.axes import AXES  # noqa: E402
 from orchestrator.report.formats import fmt_seconds  # noqa: E402
+from orchestrator.results import rows  # noqa: E402
 from orchestrator.results.rows import CONFIG  # noqa: E402
 
 FIGSIZE = (8, 5)  # inches; every figure is FIGSIZE x DPI pixels except epoch_figures' breakdown
