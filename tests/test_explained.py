@@ -231,6 +231,19 @@ def test_verdicts_evidence_and_what_if_links():
     assert paper_row["gpu_cell"] == paper and paper_row["speedup"] == pytest.approx(30.0 / 6.6)
 
 
+def test_rows_without_the_cell_columns_are_explained_not_refused(tmp_path):
+    """A result with no batch_size, pipeline or precision (hand-made, or older than the columns) reads
+    back with NaN cell keys, which the report's tables keep (group-bys with dropna=False); so does the
+    answer, rather than failing the report."""
+    for d in ("cpu", "gpu"):
+        row = dict(sweep="s", model="simple_cnn", device=d, trial=f"t{d}", epoch=2, epoch_s=1.0)
+        write_rows(tmp_path / "res", "epochs", f"k{d}-a1", [row])
+    built = build_report([tmp_path / "res"], tmp_path / "r")
+    summary = json.loads(built.summary_json)
+    assert len(summary["bottlenecks"]) == 2
+    assert all(s["speedup"] is None for s in summary["speedups"])  # no cell is the study's
+
+
 def test_verdict_thresholds_are_the_ones_the_flags_use():
     share, util = bounds.INPUT_BOUND_SHARE, bounds.LAUNCH_BOUND_UTIL_PCT
     assert bounds.verdict("gpu", share + 0.01, 90.0)[0] == bounds.INPUT

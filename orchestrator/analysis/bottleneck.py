@@ -109,14 +109,14 @@ def bottleneck_table(cells: pd.DataFrame) -> pd.DataFrame:
     """One row per variant cell (analysis.variants' cells, in their order): COLUMNS."""
     if cells.empty:
         return pd.DataFrame(columns=COLUMNS)
-    groups = {
-        key: [r for _, r in g.iterrows()]
-        for key, g in cells.groupby(["model", "device", HW_CLASS, "batch_size"], sort=False, dropna=False)
-    }
+    # each cell's group by number, not by key: a key holding NaN (a result without batch_size) never
+    # equals itself, so it cannot be looked up in a dict
+    group = cells.groupby(["model", "device", HW_CLASS, "batch_size"], sort=False, dropna=False).ngroup()
+    groups = {g: [r for _, r in cells[(group == g).to_numpy()].iterrows()] for g in group.unique()}
     rows = []
-    for _, cell in cells.iterrows():
+    for (_, cell), g in zip(cells.iterrows(), group, strict=True):
         label, reason = verdict(cell["device"], cell["data_share"], cell["gpu_util_pct"])
-        others = groups[(cell["model"], cell["device"], cell[HW_CLASS], cell["batch_size"])]
+        others = groups[g]
         rows.append(
             {
                 "cell": cell["name"],

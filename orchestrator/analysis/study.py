@@ -80,7 +80,7 @@ def matches(expected: ExpectedCell, cell) -> bool:
     workers where the expected cell names them."""
     same = (
         cell["device"] == expected.device
-        and int(cell["batch_size"]) == expected.batch_size
+        and _int(cell.get("batch_size")) == expected.batch_size
         and cell["pipeline"] == expected.pipeline
         and cell["precision"] == expected.precision
         and cell["compile"] == expected.compile
