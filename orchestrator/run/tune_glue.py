@@ -13,7 +13,6 @@ filesystem is needed.
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import time
 from collections import Counter, defaultdict
@@ -47,7 +46,7 @@ def tune_trial(config: dict) -> None:
 
     from orchestrator.run.phases import post_phase
     from trainables.affinity import CoreBook, format_cores
-    from trainables.launch.isolated import run_isolated
+    from trainables.launch.runner import trial_runner
 
     plan = TrialPlan.from_tune(config)
     cfg = plan.trial
@@ -89,14 +88,10 @@ def tune_trial(config: dict) -> None:
         with pin as cores:
             placement["cpu_affinity"] = format_cores(cores) if cores else None
             # child (default): the loop runs in a fresh process that inherits the pinned cores and Ray's
-            # CUDA_VISIBLE_DEVICES; this worker only relays its epochs (trainables/launch/isolated.py: why)
-            run = functools.partial(run_isolated, start_method=plan.start_method)
-            if plan.trial_process is TrialProcess.inline:
-                from trainables.priority import favour_this_process
-                from trainables.train import run_trial as run  # torch comes into this process only inline
-
-                favour_this_process()  # this thread, and the torch threads and loader workers it starts
-            run(
+            # CUDA_VISIBLE_DEVICES; this worker only relays its epochs (trainables/launch/isolated.py: why).
+            # inline: in this worker (trainables/launch/runner.py)
+            inline = plan.trial_process is TrialProcess.inline
+            trial_runner(plan.start_method, inline=inline).run(
                 cfg,
                 report,
                 checkpoint_dir=checkpoint_dir,
