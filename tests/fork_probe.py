@@ -1,6 +1,6 @@
 """A child main for tests/test_forkserver.py: reports what a forked trial process starts with.
 
-Run by the fork server in place of trainables.launch.isolated's child main (ForkServer.spawn's `main`); it
+Run by the fork server in place of trainables.launch.child's main (ForkServer.spawn's `main`); it
 writes one JSON object to the result fd and exits with $PROBE_EXIT (default 0)."""
 
 import json

@@ -8,8 +8,9 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from orchestrator.cli import app
-from orchestrator.plan.dryrun import idle_note, local_nodes
+from orchestrator.plan.dryrun import local_nodes
 from orchestrator.plan.matrix import expand, resolve_allotment
+from orchestrator.plan.planning import idle_note
 from orchestrator.plan.spec import SweepSpec
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _children_running_isolated(parent: int) -> list[int]:
-    """PIDs whose parent is `parent` and whose command line runs trainables.launch.isolated."""
+    """PIDs whose parent is `parent` and whose command line runs trainables.launch.child."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -28,7 +28,7 @@ def _children_running_isolated(parent: int) -> list[int]:
             ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
         except (OSError, ValueError, IndexError):
             continue
-        if ppid == parent and b"trainables.launch.isolated" in cmd:
+        if ppid == parent and b"trainables.launch.child" in cmd:
             found.append(int(entry.name))
     return found
 

@@ -38,7 +38,7 @@ def _stored_options(results_dir: Path, given: set[str]) -> dict:
     from orchestrator.plan.spec import read_stored_spec, resume_fields
 
     stored = read_stored_spec(results_dir)
-    if stored is None:  # _reopen says what is wrong with the folder
+    if stored is None:  # reopen says what is wrong with the folder
         return {}
     return {k: v for k, v in resume_fields(stored).items() if k not in given}
 
@@ -78,15 +78,16 @@ def sweep(ctx: typer.Context, **values: Any) -> None:
         raise BenchctlError("--resume: name the sweep to complete with --name NAME")
     given = fields_given(_given(ctx))
     fields = spec_fields(values)
-    if values["resume"]:  # spec.json's options fill in what the user did not give; _reopen refuses changes
+    if values["resume"]:  # spec.json's options fill in what the user did not give; reopen refuses changes
         fields.update(_stored_options(fields["out"] / fields["name"], given))
     if values["preset"] is not None:  # the preset fills in what the user did not give
         fields.update(preset_fields(values["preset"], given=given))
     spec = SweepSpec(**fields)
     if values["dry_run"]:
-        from orchestrator.plan import dryrun as plan
+        from orchestrator.plan import dryrun
+        from orchestrator.results.sweepstate import reopen  # --resume: what is already complete
 
-        plan.dry_run(spec, echo=typer.echo)
+        dryrun.dry_run(spec, echo=typer.echo, done=reopen(spec).done if spec.resume else None)
         return
     from orchestrator.run.sweep import run_sweep  # Ray and pandas behind it: not for --help or a refusal
 

@@ -6,7 +6,8 @@
     spec         SweepSpec: a sweep's options, checked, and how a stored spec.json compares
     trial_plan   TrialPlan: one trial as planned, typed, carried into Tune and the trial
     matrix       the grid expanded into TrialPlans, with their cores and Ray resources
-    dryrun       `benchctl sweep --dry-run`: the plans, where each can run, and idle nodes
+    planning     plan_sweep: the one planning path of a dry run, a sweep and a resume; idle nodes
+    dryrun       `benchctl sweep --dry-run`: the plans as a table, where each can run
 
 Nothing here starts Ray or trains anything; the sweep driver (orchestrator.run) runs the plans.
 """

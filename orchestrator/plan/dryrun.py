@@ -1,8 +1,9 @@
 """`benchctl sweep --dry-run`: the trials a sweep would run and where, without running any.
 
-    from orchestrator.plan.dryrun import dry_run, idle_nodes, local_nodes
+    from orchestrator.plan.dryrun import dry_run, local_nodes
     dry_run(spec, echo=print)       # no --cluster: no Ray at all, this machine as one Ray-style node
-    idle_nodes(plans, nodes)        # "host (why)" for each node that can run no cell of the sweep
+    dry_run(spec, done=reopen(spec).done)   # --resume: the trials already complete are left out
+    local_nodes()                   # this machine in the shape of Ray's node list
 
 Without --cluster the plan is made from this machine's CPU count and its NVIDIA device files, so a
 dry run starts no Ray (no /tmp/ray session) and imports no CUDA. With --cluster it joins the cluster
@@ -18,11 +19,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from orchestrator.lab import hardware
-from orchestrator.plan.matrix import _fits, describe, expand, resolve_allotment
-from orchestrator.plan.matrix import unplaceable as find_unplaceable
-from orchestrator.plan.spec import SpecError, SweepSpec, resolve_devices
-from orchestrator.plan.trial_plan import TrialPlan
-from trainables.config import Device
+from orchestrator.plan.matrix import describe
+from orchestrator.plan.planning import idle_note, largest_cpus, plan_sweep, why_not
+from orchestrator.plan.spec import SpecError, SweepSpec
 
 
 def _local_gpus() -> int:
@@ -48,107 +47,52 @@ def local_nodes() -> list[dict]:
              "resources": resources, "gpu_model": None}]  # fmt: skip
 
 
-def _why_not(plan: TrialPlan, node: dict, largest: float) -> str | None:
-    """Why `node` cannot take the trial `plan` describes (None: it can)."""
-    need, have = plan.resources, node["resources"]
-    what = plan.where
-    if plan.node_ids and node.get("node_id") not in plan.node_ids:
-        return f"{what} cells are pinned to their class's nodes"
-    if _fits(need, have):
-        return None
-    if need.get("GPU") and have.get("GPU", 0) < need["GPU"]:
-        return f"{what} cells need a GPU, it has none"
-    why = f"{what} cells need {describe(need)}, it has {have.get('CPU', 0):g}"
-    if plan.trial.device is Device.cpu and not plan.node_ids and need.get("CPU", 0) >= largest - 1:
-        why += " (sized to the largest node; --per-class sizes each class to its own nodes)"
-    return why
+def _local_cpu_models(nodes: list[dict]) -> dict[str, str]:
+    """This machine's CPU model for its one node: --per-class without a cluster, read without Ray."""
+    from trainables.device import cpu_model
+
+    return {n["node_id"]: cpu_model() for n in nodes}
 
 
-def idle_nodes(plans: list[TrialPlan], nodes: list[dict]) -> list[str]:
-    """`host (reason; reason)` for every node that can run none of `plans`; empty when all can."""
-    largest = max((n["resources"].get("CPU", 0) for n in nodes), default=0)
-    out = []
-    for node in nodes:
-        reasons = {}
-        for plan in plans:
-            why = _why_not(plan, node, largest)
-            if why is None:
-                break
-            reasons.setdefault(why, None)
-        else:
-            if plans:
-                out.append(f"{node['host']} ({describe(node['resources'])}: {'; '.join(reasons)})")
-    return out
-
-
-def idle_note(plans: list[TrialPlan], nodes: list[dict]) -> str | None:
-    """The line a dry run and a real sweep print when some nodes will sit idle, else None."""
-    idle = idle_nodes(plans, nodes)
-    if not idle:
-        return None
-    nodes_ = f"{len(idle)} node{'s' * (len(idle) != 1)}"
-    return f"benchctl: note: {nodes_} can run no cell of this sweep: {', '.join(idle)}"
-
-
-def _classes(spec: SweepSpec, nodes: list[dict]):
-    if not spec.per_class:
-        return None
-    if spec.cluster is None:
-        from trainables.device import cpu_model
-
-        models = {n["node_id"]: cpu_model() for n in nodes}
-    else:
-        models = hardware.probe_cpu_models(nodes)
-    classes = hardware.hardware_classes(nodes, models)
-    wanted = {d.value for d in spec.devices}
-    if not any(c.device in wanted for c in classes):
-        raise SpecError(
-            f"--per-class: no node of this cluster has a {' or '.join(sorted(wanted))} class; "
-            "check `benchctl cluster status`"
-        )
-    return classes
-
-
-def _plan(spec: SweepSpec, nodes: list[dict], echo: Callable[[str], None]) -> None:
-    skip = frozenset()
-    if spec.resume:
-        from orchestrator.run.sweep import _reopen  # reads the stored spec and the trials files only
-
-        skip = _reopen(spec).done
-    elif spec.results_dir.exists():
+def _plan(spec: SweepSpec, nodes: list[dict], echo: Callable[[str], None], done: frozenset[str]) -> None:
+    if not spec.resume and spec.results_dir.exists():
         raise SpecError(
             f"--name: {spec.results_dir} already exists; choose another --name, or add --resume to "
             "complete that sweep"
         )
-    spec = resolve_devices(spec, nodes, echo)
-    alloc = resolve_allotment(spec, [int(n["resources"].get("CPU", 0)) for n in nodes])
-    classes = _classes(spec, nodes)
-    plans = expand(spec, alloc, skip, classes)
-    problem = find_unplaceable(plans, nodes)
-    if problem:
-        raise SpecError(problem)
-    largest = max((n["resources"].get("CPU", 0) for n in nodes), default=0)
+    cpu_models = _local_cpu_models if spec.cluster is None else hardware.probe_cpu_models
+    planned = plan_sweep(spec, nodes, echo, skip=done, cpu_models=cpu_models)
+    plans = planned.plans
+    largest = largest_cpus(nodes)
     rows = []
     for plan in plans:
-        hosts = [n["host"] for n in nodes if _why_not(plan, n, largest) is None]
+        hosts = [n["host"] for n in nodes if why_not(plan, n, largest) is None]
         rows.append((plan.trial.trial_id, describe(plan.resources), plan.placement.value, ", ".join(hosts)))
     header = ("trial", "resources", "placement", "can run on")
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     for row in [header, tuple("-" * w for w in widths), *rows]:
         echo("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
     where = ", ".join(f"{n['host']} ({describe(n['resources'])})" for n in nodes)
-    done = f", {len(skip)} already complete" if spec.resume else ""
+    complete = f", {len(done)} already complete" if spec.resume else ""
     n = len(plans)
-    echo(f"benchctl: dry run: {n} trial{'s' * (n != 1)} on {where}{done}; nothing started, nothing written")
+    total = f"{n} trial{'s' * (n != 1)} on {where}{complete}"
+    echo(f"benchctl: dry run: {total}; nothing started, nothing written")
     if note := idle_note(plans, nodes):
         echo(note)
 
 
-def dry_run(spec: SweepSpec, echo: Callable[[str], None] = print) -> None:
+def dry_run(
+    spec: SweepSpec, echo: Callable[[str], None] = print, done: frozenset[str] | None = None
+) -> None:
     """Print the trials `spec` plans (id, Ray resources, placement, the nodes that can take it) and the
-    total. Without --cluster no Ray is started; with it, the cluster is joined and left again."""
+    total, through planning.plan_sweep as the sweep plans them. `done`: a --resume's trials already
+    complete (results.sweepstate.reopen, which the caller reads: stored results are a layer above
+    planning). Without --cluster no Ray is started; with it, the cluster is joined and left again."""
+    if spec.resume and done is None:
+        raise TypeError("dry_run: a --resume spec needs `done` (orchestrator.results.sweepstate.reopen)")
+    done = done or frozenset()
     if spec.cluster is None:
-        _plan(spec, local_nodes(), echo)
+        _plan(spec, local_nodes(), echo, done)
         return
     import ray
 
@@ -156,6 +100,6 @@ def dry_run(spec: SweepSpec, echo: Callable[[str], None] = print) -> None:
 
     try:
         cluster.connect(spec.cluster, spec.cluster_port)
-        _plan(spec, cluster.alive_nodes(), echo)
+        _plan(spec, cluster.alive_nodes(), echo, done)
     finally:
         ray.shutdown()

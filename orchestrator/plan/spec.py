@@ -335,7 +335,7 @@ def resolve_devices(spec: SweepSpec, nodes: list[dict], echo: Callable[[str], No
         return spec
     if spec.resume:
         stored_file = spec.results_dir / "spec.json"
-        stored = json.loads(stored_file.read_text(encoding="utf-8"))["spec"]  # _reopen checked it reads
+        stored = json.loads(stored_file.read_text(encoding="utf-8"))["spec"]  # reopen checked it reads
         if not isinstance(stored.get("devices"), list) or not stored["devices"]:
             raise SpecError(f"--resume: {stored_file} names no devices; give --devices as the sweep ran")
         devices = tuple(stored["devices"])

@@ -1,9 +1,10 @@
-"""What a sweep directory holds and planned: `--resume`'s Progress, the trials a spec plans and those
-still unfinished, and whether several sweeps' conditions may be pooled in one report."""
+"""What a sweep directory holds and planned: `--resume`'s Progress (`reopen`), the trials a spec plans
+and those still unfinished, and whether several sweeps' conditions may be pooled in one report."""
 
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,7 +12,14 @@ from pathlib import Path
 import pandas as pd
 
 from orchestrator.plan.axes import AXES
-from orchestrator.plan.spec import condition_differences, conditions, read_stored_spec
+from orchestrator.plan.spec import (
+    SpecError,
+    SweepSpec,
+    condition_differences,
+    conditions,
+    read_stored_spec,
+    spec_differences,
+)
 from orchestrator.results.files import ResultsError, file_key, read_file, read_kind
 from trainables.config import TrialConfig
 
@@ -147,6 +155,29 @@ def progress(results_dir: Path) -> Progress:
         orphans=orphans,
         checkpoints=_checkpoints(results_dir, trials),
     )
+
+
+def reopen(spec: SweepSpec) -> Progress:
+    """For --resume (the sweep and its dry run): check the stored spec matches `spec` and read what is
+    already complete. Raises SpecError naming what differs, or why the directory is no sweep."""
+    path = spec.results_dir
+    stored_file = path / "spec.json"
+    if not stored_file.is_file():
+        raise SpecError(f"--resume: {path} holds no sweep (no spec.json); run without --resume to start it")
+    try:
+        stored = json.loads(stored_file.read_text())["spec"]
+    except (ValueError, KeyError, TypeError):
+        raise SpecError(f"--resume: {stored_file} is not a benchctl spec file; start a new --name") from None
+    changed = spec_differences(stored, spec)
+    if changed:
+        raise SpecError(
+            f"--resume: {path} was run with a different spec ({'; '.join(changed)}); "
+            "repeat the original options or choose a new --name"
+        )
+    try:
+        return progress(path)
+    except ResultsError as exc:
+        raise SpecError(f"--resume: {exc}") from None
 
 
 def _checkpoints(results_dir: Path, trials: pd.DataFrame) -> dict[str, tuple[str, int]]:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import os
 import shutil
 import signal
@@ -33,15 +32,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.errors import RUNTIME, BenchctlError
-from orchestrator.lab import cluster, hardware
+from orchestrator.lab import cluster
 from orchestrator.lab.netns import private_network
 from orchestrator.lab.provenance import driver_provenance
-from orchestrator.plan.matrix import describe, expand, param_space, resolve_allotment
-from orchestrator.plan.matrix import unplaceable as find_unplaceable
-from orchestrator.plan.spec import Placement, SpecError, SweepSpec, resolve_devices, spec_differences
+from orchestrator.plan.matrix import describe, param_space
+from orchestrator.plan.planning import idle_note, plan_sweep
+from orchestrator.plan.spec import Placement, SpecError, SweepSpec
 from orchestrator.plan.trial_plan import TrialPlan
 from orchestrator.results.files import ResultsError, compact, write_json_atomic
-from orchestrator.results.sweepstate import progress
+from orchestrator.results.sweepstate import reopen
 from orchestrator.run.relayfs import start_store, storage_filesystem
 from trainables.config import StartMethod, TrialConfig
 from trainables.data import DatasetUnavailable, check_available
@@ -74,28 +73,6 @@ def _claim_results_dir(spec: SweepSpec) -> list[Path]:
 def _release(created: list[Path]) -> None:
     for path in reversed(created):
         path.rmdir()  # only ever empty here: nothing was written yet
-
-
-def _reopen(spec: SweepSpec):
-    """For --resume: check the stored spec matches and read what is already complete."""
-    path = spec.results_dir
-    stored_file = path / "spec.json"
-    if not stored_file.is_file():
-        raise SpecError(f"--resume: {path} holds no sweep (no spec.json); run without --resume to start it")
-    try:
-        stored = json.loads(stored_file.read_text())["spec"]
-    except (ValueError, KeyError, TypeError):
-        raise SpecError(f"--resume: {stored_file} is not a benchctl spec file; start a new --name") from None
-    changed = spec_differences(stored, spec)
-    if changed:
-        raise SpecError(
-            f"--resume: {path} was run with a different spec ({'; '.join(changed)}); "
-            "repeat the original options or choose a new --name"
-        )
-    try:
-        return progress(path)
-    except ResultsError as exc:
-        raise SpecError(f"--resume: {exc}") from None
 
 
 def _shape(plan: TrialPlan) -> str:
@@ -183,7 +160,7 @@ def run_sweep(
     except DatasetUnavailable as exc:
         raise SpecError(f"--dataset: {exc}") from None
     # Claimed before Ray starts (an unwritable --out is a usage error), released if refused below.
-    done = _reopen(spec) if spec.resume else None
+    done = reopen(spec) if spec.resume else None
     created = [] if spec.resume else _claim_results_dir(spec)
     results_dir = spec.results_dir
 
@@ -211,22 +188,10 @@ def run_sweep(
             # signal): take SIGTERM back so that it ends the sweep like Ctrl-C, with exit 130
             _sigterm_as_interrupt()
             nodes = cluster.alive_nodes()
-            spec = resolve_devices(spec, nodes, echo)  # no --devices: those the nodes have (spec.json's)
-            alloc = resolve_allotment(spec, [int(n["resources"].get("CPU", 0)) for n in nodes])
-            classes = None
-            if spec.per_class:
-                classes = hardware.hardware_classes(nodes, hardware.probe_cpu_models(nodes))
-                wanted = {d.value for d in spec.devices}
-                if not any(c.device in wanted for c in classes):
-                    raise SpecError(
-                        f"--per-class: no node of this cluster has a {' or '.join(sorted(wanted))} class; "
-                        "check `benchctl cluster status`"
-                    )
-            skip = done.done if done else frozenset()
-            plans = _with_run_settings(spec, expand(spec, alloc, skip, classes), done)
-            problem = find_unplaceable(plans, nodes)
-            if problem:
-                raise SpecError(problem)
+            # the same planning as --dry-run's (plan/planning.py); spec's devices resolved (spec.json's)
+            planned = plan_sweep(spec, nodes, echo, skip=done.done if done else frozenset())
+            spec, classes = planned.spec, planned.classes
+            plans = _with_run_settings(spec, planned.plans, done)
         except BaseException:
             _release(created)  # a refused sweep leaves nothing behind
             raise
@@ -250,9 +215,7 @@ def run_sweep(
             )
         shapes = sorted({_shape(p) for p in plans})
         echo(f"benchctl: {_trials(len(plans))} on {where}; per trial {'; '.join(shapes)}")
-        from orchestrator.plan.dryrun import idle_note  # the same note `--dry-run` prints
-
-        if note := idle_note(plans, nodes):
+        if note := idle_note(plans, nodes):  # the same note `--dry-run` prints
             echo(note)
 
         provenance = {**driver_provenance(), "ray_daemons": daemons}

@@ -13,10 +13,10 @@ filesystem is needed.
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import time
-from collections import Counter, defaultdict
+from collections import Counter
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from enum import Enum
 from pathlib import Path
@@ -47,7 +47,7 @@ def tune_trial(config: dict) -> None:
 
     from orchestrator.run.phases import post_phase
     from trainables.affinity import CoreBook, format_cores
-    from trainables.launch.isolated import run_isolated
+    from trainables.launch.runner import trial_runner
 
     plan = TrialPlan.from_tune(config)
     cfg = plan.trial
@@ -89,14 +89,10 @@ def tune_trial(config: dict) -> None:
         with pin as cores:
             placement["cpu_affinity"] = format_cores(cores) if cores else None
             # child (default): the loop runs in a fresh process that inherits the pinned cores and Ray's
-            # CUDA_VISIBLE_DEVICES; this worker only relays its epochs (trainables/launch/isolated.py: why)
-            run = functools.partial(run_isolated, start_method=plan.start_method)
-            if plan.trial_process is TrialProcess.inline:
-                from trainables.priority import favour_this_process
-                from trainables.train import run_trial as run  # torch comes into this process only inline
-
-                favour_this_process()  # this thread, and the torch threads and loader workers it starts
-            run(
+            # CUDA_VISIBLE_DEVICES; this worker only relays its epochs (trainables/launch/isolated.py: why).
+            # inline: in this worker (trainables/launch/runner.py)
+            inline = plan.trial_process is TrialProcess.inline
+            trial_runner(plan.start_method, inline=inline).run(
                 cfg,
                 report,
                 checkpoint_dir=checkpoint_dir,
@@ -162,13 +158,32 @@ def _last_error_line(trial) -> str:
     return lines[-1][:1000] if lines else "trial failed without an error message"
 
 
+@dataclass
+class Attempt:
+    """One attempt of one Tune trial, as the driver holds it (Ray Tune's loggers keep one record per
+    trial the same way): a retry of the trial is a new Attempt with the next number."""
+
+    plan: TrialPlan  # the trial's plan, from its Tune config
+    number: int  # the benchctl trial's attempt number (a --resume continues the earlier run's)
+    started: datetime | None  # Tune started it (on_trial_start), driver clock
+    info: dict = field(default_factory=dict)  # the trial's strings, from its first report
+    rows: list[dict] = field(default_factory=list)  # its epochs so far
+    checkpoint: tuple[str, int] | None = None  # its latest persisted checkpoint: (path, epoch it follows)
+    host_since: datetime | None = None  # when it ran on info["host"]: its start, once its host is known
+    ended: datetime | None = None
+
+    @property
+    def trial_id(self) -> str:
+        return self.plan.trial.trial_id
+
+
 class ResultsWriter(Callback):
     """Writes each trial attempt's epochs file and trials row on the driver, as the epochs arrive.
 
     After every epoch both files of the attempt are rewritten atomically, with status "partial" until
     the attempt ends ("ok" or "error"), so a killed driver loses at most the epoch in flight. The row
     names the attempt's latest persisted checkpoint (relative to the results directory when it lies
-    inside it), which a `--resume` continues from."""
+    inside it), which a `--resume` continues from. What the driver holds of an attempt is one Attempt."""
 
     def __init__(
         self,
@@ -181,26 +196,17 @@ class ResultsWriter(Callback):
         self.nodes = {n["node_id"]: n for n in nodes or [] if n.get("node_id")}  # to name each row's class
         self.provenance = provenance
         # attempts per benchctl trial id; a --resume continues the numbering of the earlier run
-        self._attempts: Counter[str] = Counter(prior_attempts or {})
-        self._attempt: dict[str, int] = {}  # Tune trial id -> the attempt it is running now
-        self._rows: dict[str, list[dict]] = defaultdict(list)
-        self._info: dict[str, dict] = {}
-        self._checkpoint: dict[str, tuple[str, int]] = {}  # Tune trial id -> (path, epoch)
-        self._started: dict[str, datetime] = {}
-        # every attempt seen: Tune trial id -> [benchctl trial id, host, start, end or None]
-        self._spans: dict[str, list] = {}
-        self._plans: dict[str, TrialPlan] = {}  # Tune trial id -> its plan
+        self._numbers: Counter[str] = Counter(prior_attempts or {})
+        self._running: dict[str, Attempt] = {}  # Tune trial id -> its attempt under way
+        self._started: dict[str, datetime] = {}  # Tune trial id -> when Tune last started it
+        # Tune trial id -> its latest attempt whose host is known, kept after it ends: `overlapped`
+        self._hosted: dict[str, Attempt] = {}
+        self._plans: dict[str, TrialPlan] = {}  # Tune trial id -> its plan (the same for every attempt)
         self.written: list[Path] = []
 
     def on_trial_start(self, iteration, trials, trial, **info):
-        tid = trial.trial_id
-        self._started[tid] = datetime.now(timezone.utc)
-        self._forget(tid)  # a retry of the same Tune trial is a new attempt
-
-    def _forget(self, tid: str) -> None:
-        """Drop what the driver holds of the Tune trial's current attempt."""
-        for held in (self._attempt, self._rows, self._info, self._checkpoint):
-            held.pop(tid, None)
+        self._started[trial.trial_id] = datetime.now(timezone.utc)
+        self._running.pop(trial.trial_id, None)  # a retry of the same Tune trial is a new attempt
 
     def _plan(self, trial) -> TrialPlan:
         """The trial's plan, read from its Tune config once (the config never changes between attempts)."""
@@ -209,45 +215,47 @@ class ResultsWriter(Callback):
             self._plans[tid] = TrialPlan.from_tune(trial.config)
         return self._plans[tid]
 
-    def _attempt_of(self, trial) -> int:
+    def _attempt(self, trial) -> Attempt:
+        """The trial's attempt under way, numbered when first seen."""
         tid = trial.trial_id
-        if tid not in self._attempt:
-            name = self._plan(trial).trial.trial_id
-            self._attempts[name] += 1
-            self._attempt[tid] = self._attempts[name]
-        return self._attempt[tid]
+        if tid not in self._running:
+            plan = self._plan(trial)
+            self._numbers[plan.trial.trial_id] += 1
+            number = self._numbers[plan.trial.trial_id]
+            self._running[tid] = Attempt(plan, number, self._started.get(tid))
+        return self._running[tid]
 
     def on_trial_result(self, iteration, trials, trial, result, **info):
-        tid = trial.trial_id
+        attempt = self._attempt(trial)
         if INFO_KEY in result:
-            self._info[tid] = json.loads(result[INFO_KEY])
-            start = self._started.get(tid, datetime.now(timezone.utc))
-            self._spans[tid] = [self._plan(trial).trial.trial_id, self._info[tid].get("host"), start, None]
-        self._rows[tid].append({k: result[k] for k in EPOCH_METRICS if k in result})
+            attempt.info = json.loads(result[INFO_KEY])
+            attempt.host_since = attempt.started or datetime.now(timezone.utc)
+            self._hosted[trial.trial_id] = attempt
+        attempt.rows.append({k: result[k] for k in EPOCH_METRICS if k in result})
         self._write(trial, status="partial", error=None)
 
     def on_checkpoint(self, iteration, trials, trial, checkpoint, **info):
-        tid = trial.trial_id
+        attempt = self._attempt(trial)
         path = Path(checkpoint.path)
         with contextlib.suppress(ValueError):  # inside the results directory: stored relative to it
             path = path.relative_to(self.results_dir.resolve())
-        self._checkpoint[tid] = (str(path), self._rows[tid][-1]["epoch"] if self._rows[tid] else 0)
+        attempt.checkpoint = (str(path), attempt.rows[-1]["epoch"] if attempt.rows else 0)
         self._write(trial, status="partial", error=None, epochs=False)
 
     def overlapped(self, tid: str, end: datetime) -> str | None:
         """Other trials that ran on the same host at some moment of this attempt (driver clock)."""
-        span = self._spans.get(tid)
-        if span is None:
+        this = self._hosted.get(tid)
+        if this is None:
             return None
-        _, host, start, _ = span
+        host, start = this.info.get("host"), this.host_since
         others = sorted(
             {
-                other[0]
-                for key, other in self._spans.items()
+                other.trial_id
+                for key, other in self._hosted.items()
                 if key != tid
-                and other[1] == host
-                and other[2] < end
-                and (other[3] is None or other[3] > start)
+                and other.info.get("host") == host
+                and other.host_since < end
+                and (other.ended is None or other.ended > start)
             }
         )
         return ",".join(others) or None
@@ -262,27 +270,26 @@ class ResultsWriter(Callback):
         self._end(trial, status="error", error=_last_error_line(trial))
 
     def _end(self, trial, status: str, error: str | None) -> None:
-        tid = trial.trial_id
         ended = datetime.now(timezone.utc)
         self._write(trial, status, error, ended=ended)
-        if tid in self._spans:
-            self._spans[tid][3] = ended
-        self._forget(tid)
+        self._running.pop(trial.trial_id)
+        # the trial's latest attempt on a known host ends now: this one, or, for a retry that never
+        # reported its host, the earlier one, the trial counted as still there (as the rows always had)
+        if trial.trial_id in self._hosted:
+            self._hosted[trial.trial_id].ended = ended
 
     def _write(
         self, trial, status: str, error: str | None, ended: datetime | None = None, epochs: bool = True
     ) -> None:
         tid = trial.trial_id
-        plan = self._plan(trial)
+        attempt = self._attempt(trial)
+        plan, info, rows = attempt.plan, attempt.info, attempt.rows
         cfg = plan.trial
-        attempt = self._attempt_of(trial)
-        info = self._info.get(tid, {})
-        rows = self._rows.get(tid, [])
         identity = {
             "sweep": plan.sweep,
             "cell": cfg.cell,
             "trial": cfg.trial_id,
-            "attempt": attempt,
+            "attempt": attempt.number,
             **{a.trial_field: _plain(getattr(cfg, a.trial_field)) for a in AXES},  # the cell's axes
             "dataset": cfg.dataset,
             "repeat": cfg.repeat,
@@ -292,13 +299,13 @@ class ResultsWriter(Callback):
             "hw_class": cfg.hw_class
             or row_class(cfg.device.value, info, self.nodes.get(info.get("node_id"))),
         }
-        key = file_key(cfg.trial_id, attempt)
+        key = file_key(cfg.trial_id, attempt.number)
         # epochs first: a trials row never names epochs that are not on disk yet
         if epochs and rows:
             path = write_rows(self.results_dir, "epochs", key, [{**identity, **r} for r in rows])
             if status != "partial":
                 self.written.append(path)
-        checkpoint, checkpoint_epoch = self._checkpoint.get(tid, (None, None))
+        checkpoint, checkpoint_epoch = attempt.checkpoint or (None, None)
         trial_row = {
             **info,
             **identity,  # the driver's view of the trial wins over same-named info keys
@@ -306,12 +313,12 @@ class ResultsWriter(Callback):
             "error": error,
             "epochs_planned": cfg.epochs,
             "epochs_done": len(rows),
-            "started_at": self._started.get(tid),
+            "started_at": attempt.started,
             "ended_at": ended,
             "placement": plan.placement.value,
             "trial_process": plan.trial_process.value,
             "start_method": info.get("start_method"),
-            **start_phases(self._started[tid].timestamp() if tid in self._started else None, info),
+            **start_phases(attempt.started.timestamp() if attempt.started else None, info),
             "cpu_share": plan.resources["CPU"],
             "overlapped_with": self.overlapped(tid, ended or datetime.now(timezone.utc)),
             "checkpoint": checkpoint,

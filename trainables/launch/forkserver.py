@@ -3,7 +3,7 @@
     child = spawn(env=..., cwd=..., cpus=..., niceness=..., seed=..., fds=(stdin_r, result_w, 1, 2))
     child.pid, child.poll(), child.wait(), child.kill()     # as subprocess.Popen's
 
-Why: a fresh `python -m trainables.launch.isolated` per trial spends ~4 s of a ~10 s trial start on the
+Why: a fresh `python -m trainables.launch.child` per trial spends ~4 s of a ~10 s trial start on the
 2-core dev host starting Python and importing torch, torchvision and the trainables (issue 16). The
 server is started once per Ray worker (a plain `python -m trainables.launch.forkserver SOCKET`, never the
 stdlib's multiprocessing forkserver, which re-runs Ray's default_worker as __mp_main__ inside a
@@ -15,8 +15,8 @@ Per trial the supervisor connects, sends one JSON request (the trial's environme
 directory, CPU affinity, niceness and seed) with the trial's stdin, result fd, stdout and stderr as
 SCM_RIGHTS file descriptors (socket.send_fds), and the server forks. The child puts those fds on 0,
 1, 2 and the result fd, replaces its environment, resets signal handlers, pins its cores, takes the
-niceness, reseeds `random`, numpy and torch from the trial's seed and runs trainables.launch.isolated's
-child main: the same JSON protocol as a fresh child. The server answers `{"pid": N}`, then
+niceness, reseeds `random`, numpy and torch from the trial's seed and runs trainables.launch.child's
+main: the same JSON protocol as a fresh child. The server answers `{"pid": N}`, then
 `{"returncode": R}` (Popen's convention: -signal when killed) once the child is reaped (a pidfd
 in the selector).
 
@@ -41,11 +41,11 @@ import subprocess
 import sys
 import tempfile
 import threading
-from pathlib import Path
 
-_ROOT = str(Path(__file__).resolve().parents[2])
+from trainables.launch.child import PARENT_ENV, RESULT_FD_ENV, ROOT
+
 READY = b"ready\n"
-CHILD_MAIN = "trainables.launch.isolated:_child"  # what a forked trial process runs
+CHILD_MAIN = "trainables.launch.child:main"  # what a forked trial process runs
 _MAX_REQUEST = 1 << 20  # bytes of one JSON request (the environment is the bulk of it)
 _FDS = 4  # stdin, result fd, stdout, stderr
 
@@ -59,13 +59,13 @@ class ForkServerError(RuntimeError):
 
 
 class ForkedChild:
-    """A trial process forked by the server; the subset of subprocess.Popen that run_isolated uses."""
+    """A trial process forked by the server; the subset of subprocess.Popen that a ChildRunner uses."""
 
     def __init__(self, conn: socket.socket, pid: int) -> None:
         self._conn = conn
         self.pid = pid
         self.returncode: int | None = None
-        self.stdin = None  # the write end of the child's stdin, as Popen's (run_isolated sets it)
+        self.stdin = None  # the write end of the child's stdin, as Popen's (ForkserverRunner sets it)
         self._buf = b""
 
     def _read_status(self, block: bool) -> None:
@@ -115,13 +115,13 @@ class ForkServer:
         self._dir = tempfile.mkdtemp(prefix="benchctl-fork-")
         self.path = os.path.join(self._dir, "s")
         env = {**(env if env is not None else os.environ)}
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (_ROOT, env.get("PYTHONPATH")) if p)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, env.get("PYTHONPATH")) if p)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "trainables.launch.forkserver", self.path],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             env=env,
-            cwd=_ROOT,
+            cwd=ROOT,
         )
         ready = self.proc.stdout.readline()
         if ready != READY:
@@ -143,7 +143,7 @@ class ForkServer:
         main: str = CHILD_MAIN,
     ) -> ForkedChild:
         """Fork a trial process: `fds` are its stdin, result fd, stdout and stderr; `main` the
-        "module:function" it runs once it is set up (trainables.launch.isolated's child main)."""
+        "module:function" it runs once it is set up (trainables.launch.child's main)."""
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             conn.connect(self.path)
@@ -209,7 +209,7 @@ def _warm_imports() -> None:
     import torch  # noqa: F401
     import torchvision  # noqa: F401
 
-    import trainables.launch.isolated  # noqa: F401
+    import trainables.launch.child  # noqa: F401
     import trainables.train  # noqa: F401
 
 
@@ -227,8 +227,6 @@ def _reseed(seed: int) -> None:
 
 def _become_trial(request: dict, fds: list[int], server_pid: int) -> int:
     """In the forked child: become the trial process the request describes; return its exit code."""
-    from trainables.launch import isolated
-
     for sig in (signal.SIGTERM, signal.SIGCHLD, signal.SIGHUP):
         signal.signal(sig, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)  # as a fresh interpreter has it
@@ -241,8 +239,8 @@ def _become_trial(request: dict, fds: list[int], server_pid: int) -> int:
     sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
     os.environ.clear()
     os.environ.update(request["env"])
-    os.environ[isolated.RESULT_FD_ENV] = str(result)
-    os.environ[isolated.PARENT_ENV] = str(server_pid)  # _die_with_parent: the server is the parent
+    os.environ[RESULT_FD_ENV] = str(result)
+    os.environ[PARENT_ENV] = str(server_pid)  # _die_with_parent: the server is the parent
     os.chdir(request["cwd"])
     if request["cpus"]:
         os.sched_setaffinity(0, request["cpus"])
