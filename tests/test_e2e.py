@@ -17,6 +17,8 @@ from orchestrator.results import read_results
 from orchestrator.rows import EPOCH_SCHEMA
 from trainables.priority import DAEMON_NICENESS, TRIAL_NICENESS
 
+pytestmark = pytest.mark.slow  # real sweeps: each starts Ray
+
 runner = CliRunner()
 QUICK = [
     "--dataset",

@@ -20,6 +20,8 @@ from trainables.config import TrialConfig
 from trainables.isolated import StartMethod, run_isolated
 from trainables.priority import TRIAL_NICENESS
 
+pytestmark = pytest.mark.slow  # trials trained in prestarted child processes
+
 ROOT = Path(__file__).resolve().parents[1]
 SCHED_OTHER, SCHED_IDLE = 0, 5
 needs_cap = pytest.mark.skipif(
