@@ -39,7 +39,7 @@ from orchestrator.matrix import unplaceable as find_unplaceable
 from orchestrator.netns import private_network
 from orchestrator.provenance import driver_provenance
 from orchestrator.relayfs import start_store, storage_filesystem
-from orchestrator.results import ResultsError, compact, write_json_atomic
+from orchestrator.results import ResultsError, compact, restore_trial_files, write_json_atomic
 from orchestrator.spec import Placement, SpecError, SweepSpec, resolve_devices, spec_differences
 from orchestrator.sweepstate import progress
 from orchestrator.trial_plan import TrialPlan
@@ -260,6 +260,7 @@ def run_sweep(
         if done is None:
             write_json_atomic({"spec": spec.to_dict(), "provenance": provenance}, results_dir / "spec.json")
         else:  # the original spec.json stays; each resume adds its own provenance beside it
+            restore_trial_files(results_dir)  # stored compact (reports/): its files back first
             runs = len(list(results_dir.glob("resume-*.json"))) + 1
             write_json_atomic(
                 {"spec": spec.to_dict(), "provenance": provenance}, results_dir / f"resume-{runs}.json"
