@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.report import build_report
-from orchestrator.results import read_results
+from orchestrator.results import read_results, stored_compact
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_DIRS = sorted(p for p in ROOT.glob("reports/*/results/*") if (p / "spec.json").is_file())
@@ -13,6 +13,14 @@ REFERENCE_DIRS = sorted(p for p in ROOT.glob("reports/*/results/*") if (p / "spe
 
 def test_there_is_a_reference():
     assert REFERENCE_DIRS, "no committed reference results under reports/*/results/"
+
+
+def test_committed_sweeps_are_stored_compact():
+    # reports/README.md: one epochs and one trials file per sweep, no per-trial files (issue 33)
+    sweeps = sorted(p.parent for p in ROOT.glob("reports/**/spec.json"))
+    assert len(sweeps) >= len(REFERENCE_DIRS)
+    loose = [str(d.relative_to(ROOT)) for d in sweeps if not stored_compact(d)]
+    assert loose == [], "commit sweeps as `benchctl compact DIR` leaves them, without epochs/ and trials/"
 
 
 @pytest.mark.parametrize("results", REFERENCE_DIRS, ids=lambda p: str(p.relative_to(ROOT)))
