@@ -1,7 +1,9 @@
 """Shared test settings: tiny data so real training runs take seconds on 2 CPU cores; the test tiers.
 
 Tiers: a test that starts Ray, a network namespace or a browser is `slow`, and so is one that trains for
-real beyond a few steps or runs trials in child processes (the launchers: isolated, prestart, forkserver).
+real beyond a few steps or runs trials in child processes (the launchers: isolated, prestart, forkserver);
+a parametrized check of seconds a case keeps one or a few cases in the fast tier (test_reference,
+test_flops_table).
 `pytest -m "not slow"` is the fast tier (under 4 minutes on 2 cores, for editing); plain `pytest`
 (scripts/test.sh, CI) runs both. A test is slow by
 

@@ -23,7 +23,12 @@ def test_committed_sweeps_are_stored_compact():
     assert loose == [], "commit sweeps as `benchctl compact DIR` leaves them, without epochs/ and trials/"
 
 
-@pytest.mark.parametrize("results", REFERENCE_DIRS, ids=lambda p: str(p.relative_to(ROOT)))
+# each renders a whole report of a committed sweep (~2-4 s): the fast tier renders the first one
+@pytest.mark.parametrize(
+    "results",
+    [pytest.param(d, marks=() if i == 0 else pytest.mark.slow) for i, d in enumerate(REFERENCE_DIRS)],
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
 def test_reference_results_load_and_render(results, tmp_path):
     epochs, trials = read_results(results)
     assert not epochs.empty and (trials.status == "ok").any()
