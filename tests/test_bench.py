@@ -95,6 +95,7 @@ def test_fidelity_records_each_sides_host_steal():
     assert old["benchctl_steal_pct"] is None and old["plain_steal_pct"] is None  # rows from before schema 4
 
 
+@pytest.mark.slow  # the plain loop trains in a subprocess
 def test_plain_loop_prints_each_epochs_speed_and_host_load():
     import json
     import subprocess
@@ -268,6 +269,7 @@ def test_runbook_stops_a_call_at_a_failed_required_step(tmp_path):
     assert "== plain after: exit 0" in (tmp_path / "out2" / "call.log").read_text()
 
 
+@pytest.mark.slow  # waits on a runbook's steps
 def test_runbook_cut_by_sigterm_stops_its_step_and_still_packs(tmp_path):
     import signal
     import subprocess

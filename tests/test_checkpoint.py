@@ -10,6 +10,7 @@ from trainables.config import TrialConfig
 from trainables.train import checkpoint_path, run_trial
 
 
+@pytest.mark.slow  # trains each run twice
 @pytest.mark.parametrize("pipeline", ["loader", "resident"])
 def test_a_run_continued_from_its_checkpoint_ends_as_the_uninterrupted_run(tiny, tmp_path, pipeline):
     cfg = TrialConfig(model="simple_cnn", epochs=3, pipeline=pipeline, **tiny)

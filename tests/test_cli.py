@@ -274,6 +274,7 @@ def test_report_to_an_unwritable_out_is_one_line_exit_2(tmp_path):
     _refused(result, "--out")
 
 
+@pytest.mark.slow  # waits out the probe's answer timeout
 def test_a_head_port_that_is_not_ray_is_refused_within_bounded_time(tmp_path):
     # e.g. a wrong --port that hits a web server: the port accepts, nothing speaks Ray's protocol
     import http.server

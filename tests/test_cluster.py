@@ -44,6 +44,7 @@ def test_unreachable_head_fails_within_the_bound():
     assert time.monotonic() - t0 < 10  # bounded, not a hang (generous: this is not a speed check)
 
 
+@pytest.mark.slow  # starts a local Ray
 def test_a_local_ray_refuses_clients_without_its_token():
     # Ray 2.60 listens on all interfaces even with node address 127.0.0.1: token auth is what guards it
     import ray

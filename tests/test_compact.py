@@ -1,5 +1,6 @@
 """results.compact: a finished sweep's files gathered into compact/<kind>.parquet, a cache every reader
-uses only for the files that still match its manifest (real pyarrow and pandas, no mocks)."""
+uses only for the files that still match its manifest; and a sweep stored compact (no per-trial files,
+as reports/ keeps its studies), read from it whole (real pyarrow and pandas, no mocks)."""
 
 import json
 import os
@@ -21,6 +22,8 @@ from orchestrator.results.files import (
     read_kind,
     read_many,
     read_results,
+    restore_trial_files,
+    stored_compact,
     write_rows,
 )
 from orchestrator.results.sweepstate import progress
@@ -234,3 +237,76 @@ def test_compact_command(sweep, tmp_path):
         result = CliRunner().invoke(app, ["compact", str(bad)])
         assert result.exit_code == 2 and why in result.output
         assert len([line for line in result.output.splitlines() if line.strip()]) == 1
+
+
+def stored(d):
+    """`d` as a committed study keeps it (reports/): compact/ and spec.json, no per-trial file."""
+    compact(d)
+    for kind in ("epochs", "trials"):
+        shutil.rmtree(d / kind)
+    assert stored_compact(d)
+    return d
+
+
+def test_a_sweep_stored_compact_reads_as_it_did_with_its_files(sweep):
+    before = read_results(sweep)
+    columns = read_kind(sweep, "epochs", ["trial", "epoch_s", "compile"])
+    state = progress(sweep)
+    assert not stored_compact(sweep)  # per-trial files: compact/ would only be a cache
+    stored(sweep)
+    assert_same(read_results(sweep), before)
+    pdt.assert_frame_equal(read_kind(sweep, "epochs", ["trial", "epoch_s", "compile"]), columns)
+    assert progress(sweep) == state  # what --resume plans from
+    # compacting again keeps the only copy as it is
+    held = {k: compact_path(sweep, k).read_bytes() for k in ("epochs", "trials")}
+    assert compact(sweep) == {"epochs": 6, "trials": 6}
+    assert {k: compact_path(sweep, k).read_bytes() for k in ("epochs", "trials")} == held
+    result = CliRunner().invoke(app, ["compact", str(sweep)])
+    assert result.exit_code == 0 and "6 epochs and 6 trials files compacted" in result.output
+
+
+def test_a_file_beside_a_stored_compact_sweep_makes_the_old_rules_hold(sweep):
+    # one per-trial file and the compacted files are a cache again: files it lists that are gone drop out
+    stored(sweep)
+    trial(sweep, "r7")
+    epochs, trials = read_results(sweep)
+    assert list(trials.trial) == ["simple_cnn/cpu/bs32/loader/fp32/r7"] and len(epochs) == 3
+
+
+def test_a_damaged_stored_compact_file_is_named_not_skipped(sweep):
+    path = compact_path(stored(sweep), "epochs")
+    path.write_bytes(path.read_bytes()[:-200])
+    with pytest.raises(ResultsError, match="compact/epochs.parquet: not a readable Parquet file"):
+        read_results(sweep)
+
+
+def test_restoring_the_trial_files_of_a_stored_compact_sweep(sweep):
+    before = read_results(sweep)
+    names = {k: sorted(p.name for p in (sweep / k).glob("*.parquet")) for k in ("epochs", "trials")}
+    assert restore_trial_files(stored(sweep)) == 12
+    assert not stored_compact(sweep) and not (sweep / ".restore").exists()
+    assert {k: sorted(p.name for p in (sweep / k).glob("*.parquet")) for k in ("epochs", "trials")} == names
+    assert_same(read_results(sweep), before)
+    shutil.rmtree(sweep / "compact")  # the restored files on their own: the same rows
+    assert_same(read_results(sweep), before)
+    assert restore_trial_files(sweep) == 0  # not stored compact: nothing to do
+
+
+def test_report_compare_and_ls_on_stored_compact_sweeps(tmp_path):
+    from test_compare import A_SECONDS, fake_sweep
+
+    a = fake_sweep(tmp_path / "runs", "a", A_SECONDS)
+    b = fake_sweep(tmp_path / "runs", "b", {k: 2 * v for k, v in A_SECONDS.items()})
+    runner = CliRunner()
+
+    def outputs():
+        report = runner.invoke(app, ["report", str(a), "--out", str(tmp_path / "rep"), "--format", "md"])
+        compared = runner.invoke(app, ["compare", str(a), str(b), "--format", "none"])
+        listed = runner.invoke(app, ["ls", str(tmp_path / "runs")])
+        assert report.exit_code == compared.exit_code == listed.exit_code == 0, report.output
+        return (tmp_path / "rep" / "report.md").read_text(), compared.stdout, listed.stdout
+
+    before = outputs()
+    stored(a), stored(b)
+    assert outputs() == before
+    assert "1/4" not in before[2] and "3/4" in before[2]  # ls: 3 of the 4 planned trials done

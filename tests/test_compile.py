@@ -23,6 +23,7 @@ TINY = dict(model="simple_cnn", device="cpu", epochs=2, train_size=100, test_siz
             pipeline="resident", cpus=1)  # fmt: skip
 
 
+@pytest.mark.slow  # torch.compile, then trains
 def test_compiled_cpu_trial_trains_full_batches_and_keeps_compile_time_apart():
     from trainables.train import run_trial
 
@@ -38,6 +39,7 @@ def test_compiled_cpu_trial_trains_full_batches_and_keeps_compile_time_apart():
     assert eager[0]["full_steps"] == 4 and run_trial.__name__  # eager keeps the last partial batch
 
 
+@pytest.mark.slow  # a fresh Python that imports torch and the compiler
 def test_missing_cpp_compiler_fails_up_front_in_one_line(tmp_path):
     code = (
         "from trainables.config import TrialConfig\nfrom trainables.train import run_trial\n"

@@ -192,6 +192,7 @@ def two_loaders(tmp_path):
         p.wait()
 
 
+@pytest.mark.slow  # two loader processes build one entry
 @pytest.mark.skipif(not Path("/proc/locks").exists(), reason="needs Linux's /proc/locks")
 def test_second_process_waits_for_the_first_and_reads_its_entry(two_loaders):
     root, work, start = two_loaders
@@ -207,6 +208,7 @@ def test_second_process_waits_for_the_first_and_reads_its_entry(two_loaders):
     assert torch.equal(a["train_x"], folder_arrays(root).train_x)
 
 
+@pytest.mark.slow  # two loader processes, one killed
 @pytest.mark.skipif(not Path("/proc/locks").exists(), reason="needs Linux's /proc/locks")
 def test_a_builder_that_dies_blocks_nobody(two_loaders, cache):
     root, work, start = two_loaders

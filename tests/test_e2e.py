@@ -17,6 +17,8 @@ from orchestrator.results.files import read_results
 from orchestrator.results.rows import EPOCH_SCHEMA
 from trainables.priority import DAEMON_NICENESS, TRIAL_NICENESS
 
+pytestmark = pytest.mark.slow  # real sweeps: each starts Ray
+
 runner = CliRunner()
 QUICK = [
     "--dataset",

@@ -17,6 +17,8 @@ from orchestrator.cli import app
 from orchestrator.plan.spec import SweepSpec
 from orchestrator.results.files import compact_path, read_results, write_json_atomic
 
+pytestmark = pytest.mark.slow  # real sweeps: each starts Ray (a refused resume too, to see the nodes)
+
 runner = CliRunner()
 # the README's first sweep line, capped so that it takes seconds (2 steps an epoch, one small model)
 README_SWEEP = ["sweep", "--dataset", "synthetic", "--epochs", "2"]

@@ -17,7 +17,14 @@ from trainables.config import PAPER_MODELS
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("model", sorted(TRAIN_FLOPS_PER_IMAGE))
+# counting builds and runs each torchvision model (~0.5-2 s each): the paper's models in the fast tier
+@pytest.mark.parametrize(
+    "model",
+    [
+        pytest.param(m, marks=() if m in PAPER_MODELS else pytest.mark.slow)
+        for m in sorted(TRAIN_FLOPS_PER_IMAGE)
+    ],
+)
 def test_table_entry_is_what_trainables_flops_counts(model):
     from trainables.flops import train_flops_per_image  # torch: the test may, the report may not
 

@@ -20,6 +20,8 @@ from trainables.config import StartMethod, TrialConfig
 from trainables.launch.forkserver import ForkServer
 from trainables.launch.isolated import TrialProcessError, run_isolated
 
+pytestmark = pytest.mark.slow  # a real fork server and trials forked from it
+
 ROOT = Path(__file__).resolve().parents[1]
 PROBE = "tests.fork_probe:main"
 

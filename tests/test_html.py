@@ -11,7 +11,7 @@ import re
 
 import matplotlib.pyplot as plt
 import pytest
-from procutil import CHROMIUM, looks_rendered, screenshot
+from procutil import looks_rendered, screenshot
 from test_report import WARMUP_S, write_run
 from typer.testing import CliRunner
 
@@ -137,11 +137,7 @@ def test_cli_unknown_format_is_one_line_exit_2(results, tmp_path):
     assert not out.exists()
 
 
-def test_chromium_renders_a_non_blank_page(results, tmp_path):
-    if CHROMIUM is None:
-        pytest.skip(
-            "chromium is not installed (scripts/install.sh installs it when run as root with apt-get)"
-        )
+def test_chromium_renders_a_non_blank_page(results, tmp_path, chromium):
     build_report([results], tmp_path / "out", formats=["html"])
     image = screenshot(tmp_path / "out" / "report.html", tmp_path)
     assert image.shape[:2] == (1200, 800)

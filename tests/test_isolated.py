@@ -14,6 +14,8 @@ import torch
 from trainables.config import TrialConfig
 from trainables.launch.isolated import TrialProcessError, run_isolated
 
+pytestmark = pytest.mark.slow  # trials trained in child processes
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -19,7 +19,10 @@ from procutil import sigkill_after_first_trial, trial_rows
 from orchestrator.analysis.stats import ok_epochs
 from orchestrator.results.files import read_results
 
-pytestmark = pytest.mark.skipif(LabNet.unavailable() is not None, reason=str(LabNet.unavailable()))
+pytestmark = [
+    pytest.mark.slow,  # Ray nodes in network namespaces
+    pytest.mark.skipif(LabNet.unavailable() is not None, reason=str(LabNet.unavailable())),
+]
 
 TOKEN = "benchctl-test-token-7f3a"
 SWEEP = [

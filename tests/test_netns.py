@@ -16,6 +16,8 @@ from procutil import pids_with_env
 
 from orchestrator.lab.netns import private_network
 
+pytestmark = pytest.mark.slow  # real sweeps in network namespaces
+
 AS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 SWEEP = ["sweep", "--models", "simple_cnn", "--devices", "cpu", "--epochs", "2", "--max-steps", "40",
          "--batch-size", "32", "--train-size", "2048", "--test-size", "128"]  # fmt: skip

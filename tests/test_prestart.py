@@ -20,6 +20,8 @@ from trainables.launch import prestart
 from trainables.launch.isolated import run_isolated
 from trainables.priority import TRIAL_NICENESS
 
+pytestmark = pytest.mark.slow  # trials trained in prestarted child processes
+
 ROOT = Path(__file__).resolve().parents[1]
 SCHED_OTHER, SCHED_IDLE = 0, 5
 needs_cap = pytest.mark.skipif(

@@ -222,6 +222,7 @@ def test_the_board_takes_no_cpu_from_the_trials(local_ray):
 
 
 # -- a real sweep ----------------------------------------------------------------------------------
+@pytest.mark.slow  # a real sweep: starts Ray
 def test_a_real_sweep_prints_each_epoch_while_its_trial_runs(tmp_path, capsys):
     from orchestrator.run.sweep import run_sweep
 

@@ -5,17 +5,30 @@ from pathlib import Path
 import pytest
 
 from orchestrator.report import build_report
-from orchestrator.results.files import read_results
+from orchestrator.results.files import read_results, stored_compact
 
 ROOT = Path(__file__).resolve().parents[1]
-REFERENCE_DIRS = sorted(p for p in ROOT.glob("reports/*/results/*") if (p / "epochs").is_dir())
+REFERENCE_DIRS = sorted(p for p in ROOT.glob("reports/*/results/*") if (p / "spec.json").is_file())
 
 
 def test_there_is_a_reference():
     assert REFERENCE_DIRS, "no committed reference results under reports/*/results/"
 
 
-@pytest.mark.parametrize("results", REFERENCE_DIRS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_committed_sweeps_are_stored_compact():
+    # reports/README.md: one epochs and one trials file per sweep, no per-trial files (issue 33)
+    sweeps = sorted(p.parent for p in ROOT.glob("reports/**/spec.json"))
+    assert len(sweeps) >= len(REFERENCE_DIRS)
+    loose = [str(d.relative_to(ROOT)) for d in sweeps if not stored_compact(d)]
+    assert loose == [], "commit sweeps as `benchctl compact DIR` leaves them, without epochs/ and trials/"
+
+
+# each renders a whole report of a committed sweep (~2-4 s): the fast tier renders the first one
+@pytest.mark.parametrize(
+    "results",
+    [pytest.param(d, marks=() if i == 0 else pytest.mark.slow) for i, d in enumerate(REFERENCE_DIRS)],
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
 def test_reference_results_load_and_render(results, tmp_path):
     epochs, trials = read_results(results)
     assert not epochs.empty and (trials.status == "ok").any()

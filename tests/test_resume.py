@@ -155,3 +155,33 @@ def test_an_existing_name_without_resume_points_at_resume(tmp_path):
     _fake_sweep_dir(tmp_path)
     result = runner.invoke(app, ["sweep", "--devices", "cpu", "--out", str(tmp_path), "--name", "k"])
     assert result.exit_code == 2 and "--resume" in result.output
+
+
+@pytest.mark.slow  # a real sweep and its resume: starts Ray
+def test_a_sweep_stored_compact_resumes_and_keeps_its_stored_rows(tmp_path):
+    # the form reports/ keeps a study in: compact/ and spec.json, no per-trial file. Here one of two
+    # repeats is missing from it: the resume runs that one, the stored trial's rows stay as they were
+    from orchestrator.results.files import compact, stored_compact
+
+    out = tmp_path / "out"
+    args = ["sweep", "--models", "simple_cnn", "--devices", "cpu", "--epochs", "2", "--max-steps", "2",
+            "--batch-size", "32", "--train-size", "256", "--test-size", "128", "--max-eval-steps", "1",
+            "--workers", "0", "--repeats", "2", "--out", str(out), "--name", "st"]  # fmt: skip
+    assert runner.invoke(app, args).exit_code == 0
+    d = out / "st"
+    for f in [*d.glob("epochs/*r1-a1.parquet"), *d.glob("trials/*r1-a1.parquet")]:
+        f.unlink()
+    compact(d)  # its manifest now holds r0 only
+    kept_epochs, kept_trials = read_results(d)
+    shutil.rmtree(d / "epochs"), shutil.rmtree(d / "trials")
+    assert stored_compact(d)
+
+    result = runner.invoke(app, [*args, "--resume"])
+    assert result.exit_code == 0, result.output
+    assert "1 trial complete, 1 to run" in result.output
+    epochs, trials = read_results(d)
+    assert sorted(trials.trial) == [f"simple_cnn/cpu/bs32/loader/fp32/r{r}" for r in range(2)]
+    assert len(epochs) == 4 and not stored_compact(d)  # per-trial files again, compacted at the end
+    r0 = epochs[epochs.trial.str.endswith("r0")].reset_index(drop=True)
+    pdt.assert_frame_equal(r0, kept_epochs)
+    pdt.assert_frame_equal(trials[trials.trial.str.endswith("r0")].reset_index(drop=True), kept_trials)

@@ -6,6 +6,7 @@ from trainables.device import DeviceUnavailable, cpu_model
 from trainables.train import run_trial
 
 
+@pytest.mark.slow  # trains a model for real (seconds to minutes on 2 cores)
 def test_trial_without_ray_reports_consistent_epochs(tiny):
     seen = []
     result = run_trial(
@@ -34,6 +35,7 @@ def test_capped_epoch_is_extrapolated_and_marked(tiny):
     assert row["eval_images"] == 128 and not row["eval_partial"]  # one eval batch of 512 covers 128
 
 
+@pytest.mark.slow  # trains to beat chance: minutes on 2 cores
 def test_learnable_synthetic_beats_chance():
     cfg = TrialConfig(
         model="simple_cnn",

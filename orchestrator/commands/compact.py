@@ -7,8 +7,9 @@ before it did, or to rebuild a compacted file. The per-trial files stay where th
 files are a cache that every reader (report, compare, ls, --resume) uses for the files that still match
 its manifest (name, size, mtime_ns; the bytes' hash where a copy moved the mtime), reading any other file
 on its own, so results are unchanged (orchestrator/results/files.py, `compact`). Deleting
-results/NAME/compact/
-is always safe.
+results/NAME/compact/ is safe while the per-trial files are there. A sweep stored compact (compact/ and no
+per-trial files, as reports/ keeps its studies) has no other copy: it is read from compact/ whole and left
+as it is here.
 """
 
 from __future__ import annotations

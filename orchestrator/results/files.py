@@ -20,8 +20,13 @@ while the file on disk has the same name, size and mtime_ns (or, its mtime moved
 bytes), and reads every other file on its own (checked as always), so the rows are those of reading every
 file: a later --resume's files are read, a rewritten file is read fresh, a deleted file's rows are
 dropped. A compacted file that cannot be trusted whole (unreadable, a page checksum wrong, another schema
-version, a manifest that does not add up) is ignored and the per-trial files are read: the sources are
-never deleted, so it is only ever a cache.
+version, a manifest that does not add up) is ignored and the per-trial files are read: `compact` never
+deletes the sources, so there it is only ever a cache.
+
+Stored compact: a sweep with compact/ files and no per-trial file of either kind (a committed study under
+reports/, its epochs/ and trials/ removed) is read from its compacted files whole (`stored_compact`); a
+damaged one is then an error naming it, as a per-trial file is. `compact` leaves such a sweep as it is,
+and a --resume that has trials to run first writes its per-trial files back (`restore_trial_files`).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -108,12 +114,13 @@ def _check(path: Path, kind: str, schema: pa.Schema) -> None:
 
 
 def _read_checked(
-    path: str, kind: str, columns: frozenset[str] | None, data: bytes | None = None
+    path: str, kind: str, columns: frozenset[str] | None, data: bytes | None = None, verify: bool = False
 ) -> pa.Table:
     """One file, its footer parsed once: checked (_check), then the wanted columns it holds read (from
-    `data`, the file's bytes, when given)."""
+    `data`, the file's bytes, when given; its page checksums verified when `verify`)."""
     try:
-        parquet = pq.ParquetFile(path if data is None else pa.BufferReader(data))
+        source = path if data is None else pa.BufferReader(data)
+        parquet = pq.ParquetFile(source, page_checksum_verification=verify)
         _check(Path(path), kind, parquet.schema_arrow)
         names = parquet.schema_arrow.names
         return parquet.read(columns=None if columns is None else [c for c in names if c in columns],
@@ -152,6 +159,15 @@ _META_SOURCES = b"benchctl.compact_sources"
 
 def compact_path(results_dir: Path, kind: str) -> Path:
     return Path(results_dir) / COMPACT_DIR / f"{kind}.parquet"
+
+
+def stored_compact(results_dir: Path) -> bool:
+    """Whether a sweep directory is stored compact: a compact/ file and no per-trial file of either kind
+    (a committed study), so that its compacted files are its rows rather than a cache of them."""
+    results_dir = Path(results_dir)
+    return any(compact_path(results_dir, k).is_file() for k in SCHEMAS) and not any(
+        next((results_dir / k).glob("*.parquet"), None) for k in SCHEMAS
+    )
 
 
 def _sources(results_dir: Path, kind: str) -> list[tuple[Path, int, int]]:
@@ -232,8 +248,14 @@ def _read_dir(
     A file its compacted copy (`compact`) holds unchanged is taken from that copy: same name, size and
     mtime_ns, or, where only the mtime differs (the directory was copied by git, tar, scp), the same
     bytes (blake2b). Every other file (added by a --resume, rewritten, or with no compacted copy at all)
-    is opened and checked on its own (_read_checked), so the rows are those of reading every file."""
+    is opened and checked on its own (_read_checked), so the rows are those of reading every file.
+    A sweep stored compact (no per-trial files) is its compacted file, read whole (no manifest rows)."""
     sources = _sources(results_dir, kind)
+    if not sources and stored_compact(results_dir):
+        path = compact_path(results_dir, kind)
+        if not path.is_file():
+            return [], []
+        return [_conform(_read_checked(str(path), kind, names, verify=True), schema, str(path))], []
     compacted = _compacted(results_dir, kind) if sources else None
     manifest = compacted[1] if compacted else {}
     same_size = [manifest.get(p.name, (None,))[0] == size for p, size, _ in sources]
@@ -322,6 +344,8 @@ def compact(results_dir: Path) -> dict[str, int]:
     copy's rows are reused for the files it still matches, so compacting after a --resume reads only the
     new files. Raises ResultsError naming a source file that cannot be read (nothing is written then)."""
     results_dir = Path(results_dir)
+    if stored_compact(results_dir):  # its compacted files are the only copy: kept as they are
+        return {kind: len(_manifest(compact_path(results_dir, kind))) for kind in SCHEMAS}
     with ThreadPoolExecutor(max_workers=4) as pool:  # every file read before anything is written
         read = {
             kind: _read_dir(results_dir, kind, schema, None, pool, digests=True)
@@ -337,6 +361,40 @@ def compact(results_dir: Path) -> dict[str, int]:
                 _META_SOURCES: json.dumps(rows_of, separators=(",", ":")).encode()}  # fmt: skip
         write_atomic(table.replace_schema_metadata(meta), path, write_page_checksum=True)
     return {kind: len(rows_of) for kind, (_, rows_of) in read.items()}
+
+
+def _manifest(path: Path) -> list[list]:
+    """A compacted file's manifest rows [name, size, mtime_ns, rows, digest] ([] where there is none)."""
+    if not path.is_file():
+        return []
+    meta = pq.read_schema(path).metadata or {}
+    return json.loads(meta.get(_META_SOURCES, b"[]"))
+
+
+def restore_trial_files(results_dir: Path) -> int:
+    """Write a sweep stored compact back into its per-trial files (one per manifest row, the rows the
+    compacted file holds for it), so that a --resume may add its own beside them; the number written.
+    Both kinds are written into a staging folder first and renamed into place at the end, so a restore
+    cut while writing leaves the sweep stored compact. Nothing for a sweep that is not stored compact."""
+    results_dir = Path(results_dir)
+    if not stored_compact(results_dir):
+        return 0
+    staging, written = results_dir / ".expand", 0
+    shutil.rmtree(staging, ignore_errors=True)
+    for kind in SCHEMAS:
+        path = compact_path(results_dir, kind)
+        table = _read_checked(str(path), kind, None, verify=True) if path.is_file() else None
+        meta = {k: v for k, v in (table.schema.metadata or {}).items() if k != _META_SOURCES} if table else {}
+        first = 0
+        for name, _size, _mtime, rows, _digest in _manifest(path):
+            write_atomic(table.slice(first, int(rows)).replace_schema_metadata(meta), staging / kind / name)
+            first, written = first + int(rows), written + 1
+    for kind in SCHEMAS:  # the kind folders hold no Parquet file (stored compact): at most leftovers
+        if (staging / kind).is_dir():
+            shutil.rmtree(results_dir / kind, ignore_errors=True)
+            os.replace(staging / kind, results_dir / kind)
+    shutil.rmtree(staging, ignore_errors=True)
+    return written
 
 
 def _join(tables: list[pa.Table], source: str) -> pa.Table:
@@ -358,7 +416,7 @@ def check_results_dir(results_dir: Path) -> None:
         raise ResultsError(f"{results_dir} is a file, not a results directory; pass the folder a sweep wrote")
     if not results_dir.is_dir():
         raise ResultsError(f"results directory {results_dir} does not exist; pass the folder a sweep wrote")
-    if any(next((results_dir / kind).glob("*.parquet"), None) for kind in SCHEMAS):
+    if stored_compact(results_dir) or any(next((results_dir / k).glob("*.parquet"), None) for k in SCHEMAS):
         return
     if any((p / "spec.json").is_file() for p in results_dir.iterdir()):
         raise ResultsError(  # a parent of sweeps, such as results/

@@ -39,7 +39,7 @@ from orchestrator.plan.matrix import describe, param_space
 from orchestrator.plan.planning import idle_note, plan_sweep
 from orchestrator.plan.spec import Placement, SpecError, SweepSpec
 from orchestrator.plan.trial_plan import TrialPlan
-from orchestrator.results.files import ResultsError, compact, write_json_atomic
+from orchestrator.results.files import ResultsError, compact, restore_trial_files, write_json_atomic
 from orchestrator.results.sweepstate import reopen
 from orchestrator.run.relayfs import start_store, storage_filesystem
 from trainables.config import StartMethod, TrialConfig
@@ -222,6 +222,7 @@ def run_sweep(
         if done is None:
             write_json_atomic({"spec": spec.to_dict(), "provenance": provenance}, results_dir / "spec.json")
         else:  # the original spec.json stays; each resume adds its own provenance beside it
+            restore_trial_files(results_dir)  # stored compact (reports/): its files back first
             runs = len(list(results_dir.glob("resume-*.json"))) + 1
             write_json_atomic(
                 {"spec": spec.to_dict(), "provenance": provenance}, results_dir / f"resume-{runs}.json"
