@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from orchestrator.results.files import read_results  # noqa: E402
+from orchestrator.results.reader import read_results  # noqa: E402
 
 
 def loadavg() -> str:

@@ -32,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from orchestrator.analysis.fidelity import FIDELITY_BAR  # noqa: E402
-from orchestrator.results.files import read_results  # noqa: E402
+from orchestrator.results.reader import read_results  # noqa: E402
 
 LOW, HIGH = FIDELITY_BAR  # the fidelity bar (ratio of steady-state images/s), the report's own
 

@@ -38,7 +38,8 @@ sys.path.insert(0, str(ROOT))  # runnable from a bare checkout
 
 import numpy as np  # noqa: E402
 
-from orchestrator.results.files import COMPACT_DIR, compact, file_key, write_json_atomic, write_rows  # noqa: E402
+from orchestrator.results.compact import COMPACT_DIR, compact  # noqa: E402
+from orchestrator.results.files import file_key, write_json_atomic, write_rows  # noqa: E402
 from trainables.config import TrialConfig  # noqa: E402
 
 MODELS = {"simple_cnn": (545_098, 1.0), "resnet18": (11_173_962, 4.0), "resnet50": (23_520_842, 11.0)}

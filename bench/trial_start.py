@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from orchestrator.results.files import read_results  # noqa: E402
+from orchestrator.results.reader import read_results  # noqa: E402
 
 PHASES = ("start_s", "start_schedule_s", "start_process_s", "start_imports_s", "start_model_s")
 

@@ -13,19 +13,9 @@ import pytest
 from typer.testing import CliRunner
 
 from orchestrator.cli import app
-from orchestrator.results.files import (
-    SCHEMA_VERSION,
-    ResultsError,
-    compact,
-    compact_path,
-    file_key,
-    read_kind,
-    read_many,
-    read_results,
-    restore_trial_files,
-    stored_compact,
-    write_rows,
-)
+from orchestrator.results.compact import compact, compact_path, restore_trial_files, stored_compact
+from orchestrator.results.files import SCHEMA_VERSION, ResultsError, file_key, write_rows
+from orchestrator.results.reader import read_kind, read_many, read_results
 from orchestrator.results.sweepstate import progress
 
 ROW = {"sweep": "s", "cell": "simple_cnn/cpu/bs32/loader/fp32", "model": "simple_cnn", "device": "cpu",
@@ -129,15 +119,15 @@ def test_a_changed_source_is_read_fresh_not_the_stale_copy(sweep):
 def test_a_copied_directory_still_uses_its_compacted_files(sweep, tmp_path, monkeypatch):
     """A copy that does not keep mtimes (git, tar's seconds, cp without -p) still matches the manifest by
     the files' bytes; a copied file whose bytes changed is read fresh."""
-    from orchestrator.results import files as results
+    from orchestrator.results import compact as results  # read_dir reads each file it opens
 
     compact(sweep)
     expected = read_results(sweep)
     copy = tmp_path / "copy"
     shutil.copytree(sweep, copy, copy_function=shutil.copyfile)  # new mtimes
     opened = []
-    real = results._read_checked
-    monkeypatch.setattr(results, "_read_checked", lambda path, *a: opened.append(path) or real(path, *a))
+    real = results.read_checked
+    monkeypatch.setattr(results, "read_checked", lambda path, *a: opened.append(path) or real(path, *a))
     assert_same(read_results(copy), expected)
     assert opened == []  # every row from the compacted files
     trial(copy, "r4", epochs=6, scale=1.5)  # same size as before, other bytes

@@ -13,7 +13,7 @@ import torch
 from typer.testing import CliRunner
 
 from orchestrator.cli import app
-from orchestrator.results.files import read_results
+from orchestrator.results.reader import read_results
 from orchestrator.results.rows import EPOCH_SCHEMA
 from trainables.priority import DAEMON_NICENESS, TRIAL_NICENESS
 

@@ -15,7 +15,9 @@ from typer.testing import CliRunner
 
 from orchestrator.cli import app
 from orchestrator.plan.spec import SweepSpec
-from orchestrator.results.files import compact_path, read_results, write_json_atomic
+from orchestrator.results.compact import compact_path
+from orchestrator.results.files import write_json_atomic
+from orchestrator.results.reader import read_results
 
 pytestmark = pytest.mark.slow  # real sweeps: each starts Ray (a refused resume too, to see the nodes)
 

@@ -17,7 +17,7 @@ from labnet import LabNet
 from procutil import sigkill_after_first_trial, trial_rows
 
 from orchestrator.analysis.stats import ok_epochs
-from orchestrator.results.files import read_results
+from orchestrator.results.reader import read_results
 
 pytestmark = [
     pytest.mark.slow,  # Ray nodes in network namespaces

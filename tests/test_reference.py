@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 
 from orchestrator.report import build_report
-from orchestrator.results.files import read_results, stored_compact
+from orchestrator.results.compact import stored_compact
+from orchestrator.results.reader import read_results
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_DIRS = sorted(p for p in ROOT.glob("reports/*/results/*") if (p / "spec.json").is_file())

@@ -3,7 +3,8 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
-from orchestrator.results.files import SCHEMA_VERSION, ResultsError, file_key, read_results, write_rows
+from orchestrator.results.files import SCHEMA_VERSION, ResultsError, file_key, write_rows
+from orchestrator.results.reader import read_results
 from orchestrator.results.rows import EPOCH_SCHEMA
 from orchestrator.results.sweepstate import planned_trials, unfinished_trials
 
@@ -172,7 +173,7 @@ def test_a_column_stored_as_another_type_reads_as_the_schemas(tmp_path):
 
 
 def test_read_many_reads_only_the_trial_columns_asked_for(tmp_path):
-    from orchestrator.results.files import read_many
+    from orchestrator.results.reader import read_many
 
     write_rows(tmp_path, "epochs", "k-a1", [ROW])
     write_rows(tmp_path, "trials", "k-a1", [dict(ROW, status="ok", error=None)])

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from orchestrator.analysis.stats import ok_epochs
 from orchestrator.cli import app
-from orchestrator.results.files import read_results
+from orchestrator.results.reader import read_results
 
 runner = CliRunner()
 SWEEP = [
@@ -161,7 +161,7 @@ def test_an_existing_name_without_resume_points_at_resume(tmp_path):
 def test_a_sweep_stored_compact_resumes_and_keeps_its_stored_rows(tmp_path):
     # the form reports/ keeps a study in: compact/ and spec.json, no per-trial file. Here one of two
     # repeats is missing from it: the resume runs that one, the stored trial's rows stay as they were
-    from orchestrator.results.files import compact, stored_compact
+    from orchestrator.results.compact import compact, stored_compact
 
     out = tmp_path / "out"
     args = ["sweep", "--models", "simple_cnn", "--devices", "cpu", "--epochs", "2", "--max-steps", "2",

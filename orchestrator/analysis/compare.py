@@ -27,7 +27,8 @@ import pandas as pd
 from orchestrator.analysis.speedups import bootstrap_speedup_ci, speedup
 from orchestrator.analysis.stats import CLASS_CELL, ok_epochs, steady_epochs
 from orchestrator.plan.spec import condition_differences, read_stored_spec
-from orchestrator.results.files import ResultsError, read_results
+from orchestrator.results.files import ResultsError
+from orchestrator.results.reader import read_results
 
 SLOWER, FASTER, SAME, NO_INTERVAL = "slower", "faster", "same within noise", "no interval"
 

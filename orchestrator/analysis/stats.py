@@ -1,6 +1,6 @@
 """Statistics for the report: pure functions over the epoch DataFrame (no I/O, no plotting).
 
-    from orchestrator.results.files import read_results
+    from orchestrator.results.reader import read_results
     from orchestrator.analysis.stats import cell_summary
     epochs, trials = read_results(Path("results/s1"))
     print(cell_summary(epochs))   # per cell: medians, IQR, accuracy, energy, flags' inputs

@@ -6,7 +6,7 @@ benchctl compact results/s1          # writes results/s1/compact/epochs.parquet 
 before it did, or to rebuild a compacted file. The per-trial files stay where they are: the compacted
 files are a cache that every reader (report, compare, ls, --resume) uses for the files that still match
 its manifest (name, size, mtime_ns; the bytes' hash where a copy moved the mtime), reading any other file
-on its own, so results are unchanged (orchestrator/results/files.py, `compact`). Deleting
+on its own, so results are unchanged (orchestrator/results/compact.py, `compact`). Deleting
 results/NAME/compact/ is safe while the per-trial files are there. A sweep stored compact (compact/ and no
 per-trial files, as reports/ keeps its studies) has no other copy: it is read from compact/ whole and left
 as it is here.
@@ -26,8 +26,9 @@ def compact(
     results: Annotated[list[Path], typer.Argument(help="Results directories written by `benchctl sweep`.")],
 ) -> None:
     """Gather each sweep's per-trial files into compact/<kind>.parquet, so reports read them fast."""
-    from orchestrator.results.files import COMPACT_DIR, check_results_dir
-    from orchestrator.results.files import compact as compact_dir
+    from orchestrator.results.compact import COMPACT_DIR
+    from orchestrator.results.compact import compact as compact_dir
+    from orchestrator.results.reader import check_results_dir
 
     for path in results:
         check_results_dir(path)  # one-line error, exit 2, for a missing, empty or parent folder

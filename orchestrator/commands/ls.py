@@ -32,7 +32,8 @@ def _done(folder: Path) -> int | None:
     """Trial ids with a successful attempt in the trials files (None: a file cannot be read). Read as every
     reader reads them (results.read_kind: a compacted sweep's compact/trials.parquet for the files it
     holds unchanged), so a finished sweep of thousands of trials lists in a fraction of a second."""
-    from orchestrator.results.files import ResultsError, read_kind
+    from orchestrator.results.files import ResultsError
+    from orchestrator.results.reader import read_kind
 
     try:
         trials = read_kind(folder, "trials", ["trial", "status"])

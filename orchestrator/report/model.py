@@ -23,7 +23,8 @@ from orchestrator.analysis.explained import Explained, explain
 from orchestrator.analysis.fidelity import read_fidelity
 from orchestrator.analysis.speedups import speedup_table
 from orchestrator.analysis.stats import cell_summary, ok_epochs
-from orchestrator.results.files import ResultsError, read_many
+from orchestrator.results.files import ResultsError
+from orchestrator.results.reader import read_many
 from orchestrator.results.rows import CELL, CONFIG, EPOCH_SCHEMA, HW_CLASS, RUN, with_cell_defaults
 from orchestrator.results.sweepstate import Pooling, pooling, unfinished_trials
 

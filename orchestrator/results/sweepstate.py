@@ -20,7 +20,8 @@ from orchestrator.plan.spec import (
     read_stored_spec,
     spec_differences,
 )
-from orchestrator.results.files import ResultsError, file_key, read_file, read_kind
+from orchestrator.results.files import ResultsError, file_key, read_file
+from orchestrator.results.reader import read_kind
 from trainables.config import TrialConfig
 
 

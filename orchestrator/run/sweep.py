@@ -39,7 +39,8 @@ from orchestrator.plan.matrix import describe, param_space
 from orchestrator.plan.planning import idle_note, plan_sweep
 from orchestrator.plan.spec import Placement, SpecError, SweepSpec
 from orchestrator.plan.trial_plan import TrialPlan
-from orchestrator.results.files import ResultsError, compact, restore_trial_files, write_json_atomic
+from orchestrator.results.compact import compact, restore_trial_files
+from orchestrator.results.files import ResultsError, write_json_atomic
 from orchestrator.results.sweepstate import reopen
 from orchestrator.run.relayfs import start_store, storage_filesystem
 from trainables.config import StartMethod, TrialConfig
