@@ -159,6 +159,7 @@ def test_ctrl_c_or_sigterm_stops_the_sweep_with_exit_130(tmp_path, sig):
         proc.kill()
     err = proc.stderr.read()
     assert "interrupted" in err and "SIGTERM received" not in err and "AbslFailureSignalHandler" not in err
+    assert f"interrupted; continue it with: benchctl sweep --resume --name int --out {tmp_path}" in err
     assert not list((tmp_path / "int").glob("epochs/*.parquet"))  # the cut-off attempt left no rows
 
 

@@ -22,6 +22,7 @@ from orchestrator.analysis import compile_gain, efficiency, pairing, parity
 from orchestrator.analysis.fidelity import read_fidelity
 from orchestrator.analysis.speedups import speedup_table
 from orchestrator.analysis.stats import cell_summary, ok_epochs
+from orchestrator.plan.hints import resume_command
 from orchestrator.results.files import ResultsError, read_many
 from orchestrator.results.rows import CELL, CONFIG, EPOCH_SCHEMA, HW_CLASS, RUN, with_cell_defaults
 from orchestrator.results.sweepstate import Pooling, pooling, unfinished_trials
@@ -137,6 +138,27 @@ def _all_sweeps(epochs: pd.DataFrame, trials: pd.DataFrame) -> object:
     return pd.concat([epochs["sweep"], trials.get("sweep", pd.Series())]).dropna().unique()
 
 
+def _nothing_to_report(results_dirs: list[Path], trials: pd.DataFrame, cut_epochs: int) -> ResultsError:
+    """Why sweeps with no finished trial have no report, and what to do: continue a sweep that was cut
+    (Ctrl-C, a lost driver) with its resume command; fix the errors of one whose trials failed."""
+    n_failed = int((trials["status"] == "error").sum()) if not trials.empty else 0
+    where = ", ".join(str(d) for d in results_dirs)
+    resumable = [Path(d) for d in results_dirs if (Path(d) / "spec.json").is_file()]
+    how = "; ".join(f"`{resume_command(d)}`" for d in resumable)
+    if not n_failed and resumable:
+        done = (
+            f"no trial yet ({cut_epochs} epoch(s) of cut-off trials on disk)"
+            if cut_epochs
+            else "no epoch yet"
+        )
+        return ResultsError(f"{where}: the sweep finished {done}, nothing to report; continue it with {how}")
+    return ResultsError(
+        f"{where}: no completed epochs to report ({n_failed} failed trial attempt(s)); check the errors "
+        "in trials/*.parquet, fix them and run the sweep again"
+        + (f" ({how} runs only what is missing)" if resumable else "")
+    )
+
+
 def build_model(
     results_dirs: list[Path], pool: bool = False, every_epoch_column: bool = False
 ) -> ReportModel:
@@ -145,14 +167,10 @@ def build_model(
     ResultsError. `every_epoch_column`: keep the epoch columns no number reads (for epochs.csv)."""
     epochs, trials = _read_all(results_dirs, every_epoch_column)
     pooled = pooling(results_dirs, allow=pool)  # refuses differing conditions unless allowed
+    cut_epochs = len(epochs)  # epochs on disk, finished trial or not
     epochs = ok_epochs(epochs, trials)
     if epochs.empty:
-        n_failed = int((trials["status"] == "error").sum()) if not trials.empty else 0
-        raise ResultsError(
-            f"{', '.join(str(d) for d in results_dirs)}: no completed epochs to report "
-            f"({n_failed} failed trial attempt(s)); check the errors in trials/*.parquet, fix them "
-            "and run the sweep again"
-        )
+        raise _nothing_to_report(results_dirs, trials, cut_epochs)
     fidelity = read_fidelity(results_dirs)  # a malformed file fails here, before anything is written
     summary = cell_summary(epochs)
     table = speedup_table(epochs, summary)

@@ -39,6 +39,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from orchestrator.errors import BenchctlError
+from orchestrator.plan.hints import resume_command
 from orchestrator.results.rows import META_KIND, META_VERSION, SCHEMAS, promised_columns
 from orchestrator.results.schema import READABLE_VERSIONS, SCHEMA_VERSION  # what each added: CHANGELOG.md
 
@@ -360,6 +361,11 @@ def check_results_dir(results_dir: Path) -> None:
         raise ResultsError(f"results directory {results_dir} does not exist; pass the folder a sweep wrote")
     if any(next((results_dir / kind).glob("*.parquet"), None) for kind in SCHEMAS):
         return
+    if (results_dir / "spec.json").is_file():  # a sweep that began, cut before its first epoch ended
+        raise ResultsError(
+            f"{results_dir}: the sweep finished no epoch yet, so there is nothing to report; continue it "
+            f"with `{resume_command(results_dir)}`"
+        )
     if any((p / "spec.json").is_file() for p in results_dir.iterdir()):
         raise ResultsError(  # a parent of sweeps, such as results/
             f"{results_dir} holds sweep folders, not one sweep's results; list them with "
