@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from orchestrator.errors import RUNTIME, BenchctlError
-from orchestrator.plan.hints import resume_command
+from orchestrator.plan.hints import resume_command, unused_options
 from orchestrator.plan.options import OPTIONS, Option, fields_given
 from orchestrator.plan.presets import preset_fields
 from orchestrator.plan.spec import SweepSpec, parse_axis
@@ -84,6 +84,8 @@ def sweep(ctx: typer.Context, **values: Any) -> None:
     if values["preset"] is not None:  # the preset fills in what the user did not give
         fields.update(preset_fields(values["preset"], given=given))
     spec = SweepSpec(**fields)
+    for line in unused_options({"dataset": spec.dataset, "pipelines": spec.pipelines}, given):
+        typer.echo(f"benchctl: warning: {line}", err=True)
     if values["dry_run"]:
         from orchestrator.plan import dryrun as plan
 
