@@ -73,6 +73,7 @@ class ReportModel:
     has_classes: bool = False  # some row names a hardware class: the class columns are shown
     has_compiled: bool = False  # some row is a compiled cell: the step column is shown
     several_configs: bool = False  # 2+ configurations: cell names carry batch, pipeline, precision
+    cpu_only: bool = False  # no row has a GPU side: no speedup, and GPU-only parts do not apply
     # the devices whose efficiency rows span 2+ hardware classes: those rows name their class
     efficiency_classes: frozenset[str] = frozenset()
 
@@ -93,6 +94,7 @@ def _facts(table: pd.DataFrame) -> dict:
         has_classes=has_classes(table),
         has_compiled=has_compiled(table),
         several_configs=several_configs(table),
+        cpu_only=bool(len(table)) and "gpu_n" in table and not (table["gpu_n"] > 0).any(),
     )
 
 
