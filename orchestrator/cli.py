@@ -52,9 +52,10 @@ class _OneLineErrors(TyperGroup):
             exc.show()
             sys.exit(0)
         except UsageError as exc:
-            where = f"{exc.ctx.command_path}: " if exc.ctx is not None else ""
-            message = " ".join(exc.format_message().split()).replace("Value error, ", "")
-            typer.echo(f"benchctl: error: {where}{message} (see --help)", err=True)
+            if (message := _not_a_number(exc)) is None:
+                where = f"{exc.ctx.command_path}: " if exc.ctx is not None else ""
+                message = where + " ".join(exc.format_message().split()).replace("Value error, ", "")
+            typer.echo(f"benchctl: error: {message} (see --help)", err=True)
             sys.exit(exc.exit_code)
         except typer.Abort:  # Ctrl-C while click itself was running (e.g. a prompt)
             typer.echo("benchctl: interrupted", err=True)
@@ -62,6 +63,27 @@ class _OneLineErrors(TyperGroup):
         if not standalone_mode:
             return rv
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+_KINDS = {"int_parsing": "an integer", "float_parsing": "a number", "int_from_float": "an integer"}
+
+
+def _not_a_number(exc: UsageError) -> str | None:
+    """Typer's "Invalid value for '--epochs': Input should be a valid integer, ..." in benchctl's own
+    wording (plan.spec.not_allowed): `--epochs: 'x' is not allowed; must be an integer`; None for any
+    other usage error. Typer keeps the offending text in the pydantic error it was raised from."""
+    opts = getattr(getattr(exc, "param", None), "opts", None)
+    errors = getattr(exc.__cause__, "errors", None)
+    try:
+        first = errors()[0] if opts and callable(errors) else {}
+    except Exception:  # noqa: BLE001 - a cause of another shape: keep Typer's message
+        return None
+    kind = _KINDS.get(first.get("type"))
+    if kind is None:
+        return None
+    from orchestrator.plan.spec import not_allowed
+
+    return not_allowed(max(opts, key=len), str(first.get("input")), kind)
 
 
 app = typer.Typer(

@@ -13,14 +13,18 @@ def test_strings_become_enums_and_round_trip():
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("epochs", 0, "epochs must be >= 1, got 0"),
-        ("batch_size", -4, "batch_size must be >= 1, got -4"),
-        ("batch_size", 1.5, "batch_size must be an integer, got 1.5"),
-        ("workers", -1, "workers must be >= 0, got -1"),
-        ("max_steps", 0, "max_steps must be >= 1, got 0"),
-        ("device", "tpu", "device must be one of cpu, gpu, got 'tpu'"),
-        ("dataset", "imagenet", "dataset must be synthetic, cifar10 or folder:PATH"),
-        ("lr", -0.1, "lr must be a number >= 0"),
+        ("epochs", 0, "epochs: 0 is not allowed; must be at least 1"),
+        ("batch_size", -4, "batch_size: -4 is not allowed; must be at least 1"),
+        ("batch_size", 1.5, "batch_size: 1.5 is not allowed; must be an integer"),
+        ("workers", -1, "workers: -1 is not allowed; must be at least 0"),
+        ("max_steps", 0, "max_steps: 0 is not allowed; must be at least 1"),
+        ("device", "tpu", "device: 'tpu' is not allowed; must be one of cpu, gpu"),
+        (
+            "dataset",
+            "imagenet",
+            "dataset: 'imagenet' is not allowed; must be synthetic, cifar10 or folder:PATH",
+        ),
+        ("lr", -0.1, "lr: -0.1 is not allowed; must be a number, at least 0"),
     ],
 )
 def test_bad_values_name_field_and_rule(field, value, message):

@@ -36,16 +36,25 @@ def test_library_callers_may_pass_strings():
     [
         ({"models": ("resnet81",)}, "--models: unknown model 'resnet81'; did you mean resnet18"),
         ({"models": ("vit_b_16",)}, "--models: vit_b_16 does not accept native 32x32 input"),
-        ({"epochs": 0}, "--epochs: must be >= 1, got 0"),
-        ({"workers": -2}, "--workers: must be >= 0, got -2"),
-        ({"max_steps": 0}, "--max-steps: must be >= 1, got 0"),
-        ({"repeats": 0}, "--repeats: must be an integer >= 1, got 0"),
-        ({"dataset": "mnist"}, "--dataset: must be synthetic, cifar10 or folder:PATH"),
-        ({"name": "../escape"}, "--name: '../escape' must be"),
+        ({"epochs": 0}, "--epochs: 0 is not allowed; must be at least 1"),
+        ({"workers": -2}, "--workers: -2 is not allowed; must be at least 0"),
+        ({"max_steps": 0}, "--max-steps: 0 is not allowed; must be at least 1"),
+        ({"repeats": 0}, "--repeats: 0 is not allowed; must be at least 1"),
+        (
+            {"dataset": "mnist"},
+            "--dataset: 'mnist' is not allowed; must be synthetic, cifar10 or folder:PATH",
+        ),
+        ({"name": "../escape"}, "--name: '../escape' is not allowed; must be"),
         ({"devices": ()}, "--devices: give at least one value"),
-        ({"cpus_per_trial": 0}, "--cpus-per-trial: must be an integer >= 1"),
-        ({"trial_process": "thread"}, "--trial-process: 'thread' is not one of child, inline"),
-        ({"start_method": "spawn"}, "--start-method: 'spawn' is not one of fresh, prestarted, forkserver"),
+        ({"cpus_per_trial": 0}, "--cpus-per-trial: 0 is not allowed; must be at least 1"),
+        (
+            {"trial_process": "thread"},
+            "--trial-process: 'thread' is not allowed; must be one of child, inline",
+        ),
+        (
+            {"start_method": "spawn"},
+            "--start-method: 'spawn' is not allowed; must be one of fresh, prestarted, forkserver",
+        ),
         ({"start_method": "forkserver", "trial_process": "inline"}, "--start-method forkserver: starts a"),
     ],
 )
@@ -57,9 +66,9 @@ def test_bad_specs_say_which_option_and_why(kwargs, message):
 
 
 def test_list_parsing_errors():
-    with pytest.raises(SpecError, match="--batch-size: 'abc' is not an integer"):
+    with pytest.raises(SpecError, match="--batch-size: 'abc' is not allowed; must be an integer"):
         parse_ints("32,abc", "--batch-size")
-    with pytest.raises(SpecError, match="--batch-size: 0 must be at least 1"):
+    with pytest.raises(SpecError, match="--batch-size: 0 is not allowed; must be at least 1"):
         parse_ints("0", "--batch-size")
     with pytest.raises(SpecError, match="--devices: unknown value 'tpu'; choose from cpu, gpu"):
         parse_choices("cpu,tpu", Device, "--devices")
@@ -76,7 +85,7 @@ def test_parse_ints_round_trips_any_positive_list(values):
 
 @given(st.integers(max_value=0))
 def test_parse_ints_refuses_every_non_positive(value):
-    with pytest.raises(SpecError, match="must be at least 1"):
+    with pytest.raises(SpecError, match="is not allowed; must be at least 1"):
         parse_ints(str(value), "--batch-size")
 
 
@@ -161,7 +170,7 @@ def test_preset_is_a_label_that_old_specs_resume_without():
     assert spec.preset is Preset.paper and spec.to_dict()["preset"] == "paper"
     stored = {k: v for k, v in spec.to_dict().items() if k != "preset"}  # written before --preset existed
     assert spec_differences(stored, spec) == []
-    with pytest.raises(SpecError, match="--preset: 'quick' is not one of paper"):
+    with pytest.raises(SpecError, match="--preset: 'quick' is not allowed; must be one of paper"):
         SweepSpec(name="x", preset="quick")
 
 

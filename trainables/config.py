@@ -78,10 +78,10 @@ def _positive_int(name: str, value, *, allow_none: bool = False, allow_zero: boo
     if value is None and allow_none:
         return
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
+        raise ValueError(f"{name}: {value!r} is not allowed; must be an integer")
     low = 0 if allow_zero else 1
     if value < low:
-        raise ValueError(f"{name} must be >= {low}, got {value}")
+        raise ValueError(f"{name}: {value} is not allowed; must be at least {low}")
 
 
 _ENUMS = (("device", Device), ("pipeline", Pipeline), ("precision", Precision), ("compile", Compile))
@@ -121,9 +121,9 @@ class TrialConfig:
                 object.__setattr__(self, name, enum(value))
             except ValueError:
                 choices = ", ".join(e.value for e in enum)
-                raise ValueError(f"{name} must be one of {choices}, got {value!r}") from None
+                raise ValueError(f"{name}: {value!r} is not allowed; must be one of {choices}") from None
         if not isinstance(self.model, str) or not self.model:
-            raise ValueError(f"model must be a non-empty name, got {self.model!r}")
+            raise ValueError(f"model: {self.model!r} is not allowed; must be a non-empty name")
         _positive_int("batch_size", self.batch_size)
         _positive_int("epochs", self.epochs)
         _positive_int("seed", self.seed, allow_zero=True)
@@ -137,17 +137,19 @@ class TrialConfig:
         for name in ("lr", "momentum", "weight_decay"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise ValueError(f"{name} must be a number >= 0, got {value!r}")
+                raise ValueError(f"{name}: {value!r} is not allowed; must be a number, at least 0")
         if not (self.dataset in ("synthetic", "cifar10") or self.dataset.startswith("folder:")):
-            raise ValueError(f"dataset must be synthetic, cifar10 or folder:PATH, got {self.dataset!r}")
+            raise ValueError(
+                f"dataset: {self.dataset!r} is not allowed; must be synthetic, cifar10 or folder:PATH"
+            )
         if not isinstance(self.hw_class, str) or (
             self.hw_class and not self.hw_class.startswith(f"{self.device.value}:")
         ):
             raise ValueError(
-                f"hw_class must be '' or start with '{self.device.value}:', got {self.hw_class!r}"
+                f"hw_class: {self.hw_class!r} is not allowed; must be '' or start with '{self.device.value}:'"
             )
         if self.dataset == "folder:":
-            raise ValueError("dataset folder: needs a path, e.g. folder:/data/imgs")
+            raise ValueError("dataset: 'folder:' is not allowed; must name a path, e.g. folder:/data/imgs")
 
     # -- derived, never stored: one source of truth --------------------------------------------
     @property

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -182,10 +183,23 @@ def dataset_identity(cfg: TrialConfig) -> dict:
     }
 
 
-def load_arrays(cfg: TrialConfig, info: dict | None = None) -> Arrays:
+def building_text(cfg: TrialConfig) -> str:
+    """What building `cfg`'s data set does, as a trial's phase says it (not read from the cache)."""
+    if cfg.dataset == "synthetic":
+        return f"generating {cfg.train_size + cfg.test_size:,} synthetic images"
+    if cfg.dataset == "cifar10":
+        return f"reading CIFAR-10's files from {cfg.resolved_data_dir()}"
+    return f"decoding the images of {_folder_root(cfg)}"
+
+
+def load_arrays(
+    cfg: TrialConfig, info: dict | None = None, on_phase: Callable[[str], None] | None = None
+) -> Arrays:
     """The trial's data set, read from this node's data cache when a trial built it before. With
     `info`, notes there `data_cache` (hit, miss or off: datacache.CacheUse) and `data_s_load` (seconds,
-    listing the files and any download included)."""
+    listing the files and any download included). `on_phase(text)` hears what it does, once it is
+    known: reading from the cache, or building (building_text)."""
+    say = on_phase or (lambda text: None)
     started = time.perf_counter()
     if cfg.dataset == "synthetic":
         build = functools.partial(synthetic_arrays, cfg.train_size, cfg.test_size, cfg.seed)
@@ -193,12 +207,14 @@ def load_arrays(cfg: TrialConfig, info: dict | None = None) -> Arrays:
         from torchvision.datasets import CIFAR10
 
         if not (cfg.resolved_data_dir() / CIFAR10.base_folder).is_dir():
+            say(f"downloading CIFAR-10 into {cfg.resolved_data_dir()}")
             check_available(cfg)  # download first: the key fingerprints the files the arrays come from
         build = functools.partial(cifar10_arrays, cfg.resolved_data_dir())
     else:
+        say(f"listing the images of {_folder_root(cfg)}")
         check_available(cfg)  # the folder's layout, with a message saying what is missing
         build = functools.partial(folder_arrays, _folder_root(cfg))
-    arrays, use = cached_arrays(dataset_identity(cfg), build)
+    arrays, use = cached_arrays(dataset_identity(cfg), build, on_phase=say, building=building_text(cfg))
     if info is not None:
         info["data_cache"] = use.value
         info["data_s_load"] = time.perf_counter() - started

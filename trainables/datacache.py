@@ -1,6 +1,6 @@
 """A node's data sets, decoded or generated once and read back by every later trial.
 
-    arrays, use = cached_arrays(key, build)   # use: CacheUse.hit | miss | off
+    arrays, use = cached_arrays(key, build)   # use: CacheUse.hit | miss | off (on_phase: what it does)
     fingerprint(root / "train", root / "test")  # (files, digest) of a folder's listing
     entries()                                   # what `benchctl cache list` shows
 
@@ -231,10 +231,29 @@ def _try_read(path: Path, key: dict, *, discard: bool) -> Arrays | None:
         return None
 
 
-def cached_arrays(key: dict, build: Callable[[], Arrays]) -> tuple[Arrays, CacheUse]:
+FROM_CACHE = "reading the data set from this node's cache"
+WAITING = "waiting for another trial building the same data set"
+
+
+def cached_arrays(
+    key: dict,
+    build: Callable[[], Arrays],
+    on_phase: Callable[[str], None] | None = None,
+    building: str = "building the data set",
+) -> tuple[Arrays, CacheUse]:
     """`build()`'s arrays for the data set `key` names: read from this node's cache when a trial
-    built them before; else built once (concurrent callers wait for the one building) and stored."""
+    built them before; else built once (concurrent callers wait for the one building) and stored.
+    `on_phase(text)` says which it does once the cache was looked at: FROM_CACHE, WAITING, or
+    `building` just before build() runs."""
+    say = on_phase or (lambda text: None)
+
+    def built() -> Arrays:
+        say(building)
+        return build()
+
     path = entry_path(key)
+    if path.is_file():
+        say(FROM_CACHE)
     if (arrays := _try_read(path, key, discard=False)) is not None:
         return arrays, CacheUse.hit  # readers need no lock: entries appear whole, by rename
     try:
@@ -242,16 +261,22 @@ def cached_arrays(key: dict, build: Callable[[], Arrays]) -> tuple[Arrays, Cache
         lock = os.open(path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as exc:
         _warn(f"cannot use {path.parent} ({exc.strerror or exc}); building the data set without it")
-        return build(), CacheUse.off
+        return built(), CacheUse.off
     try:
         try:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # another trial building this set: wait for its entry
+            try:  # another trial building this set: wait for its entry
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                say(WAITING)
+                fcntl.flock(lock, fcntl.LOCK_EX)
         except OSError as exc:  # a filesystem without locks
             _warn(f"cannot lock in {path.parent} ({exc.strerror or exc}); building the data set without it")
-            return build(), CacheUse.off
+            return built(), CacheUse.off
+        if path.is_file():
+            say(FROM_CACHE)
         if (arrays := _try_read(path, key, discard=True)) is not None:
             return arrays, CacheUse.hit
-        arrays = build()
+        arrays = built()
         try:
             _write(path, key, arrays)
         except OSError as exc:  # disk full, the root made read-only, cleaned mid-write, ...

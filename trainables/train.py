@@ -18,11 +18,18 @@ With `checkpoint_dir`, the state after each epoch goes to checkpoint_dir/epoch-K
 before `on_epoch` is called, outside every timed region; with `restore_from`, training continues after
 the epoch that checkpoint was taken at, and that first epoch is warm-up again (`restored`: caches,
 cuDNN autotuning and the loader's workers start cold).
+
+Within an epoch's training pass, every note_every_s() (3 s), `on_phase` also gets a note, a dict:
+`{"epoch": k, "step": s, "steps": n, "images": i, "seconds": t}`, the steps and images handed to the
+device so far and the seconds since the pass began. It is counted on the host: no .item() and no
+synchronization is added to the timed loop (on a GPU the device may still be working through the
+last few steps handed to it), and it changes nothing of what `epoch_s` times but a clock read per step.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,6 +46,8 @@ from trainables.device import prepare_device
 from trainables.energy import EnergyMeter
 from trainables.models import build_model, count_params
 from trainables.timing import StepTimeline, extrapolate, timed
+
+PROGRESS_S = 3.0  # seconds between the notes a trial sends within an epoch (BENCHCTL_PROGRESS_S overrides)
 
 
 @dataclass
@@ -71,12 +80,12 @@ def checkpoint_path(checkpoint_dir: Path, epoch: int) -> Path:
     return Path(checkpoint_dir) / f"epoch-{epoch}"
 
 
-def _phase_of_data(cfg: TrialConfig) -> str:
-    if cfg.dataset == "synthetic":
-        return f"generating {cfg.train_size + cfg.test_size:,} synthetic images"
-    if cfg.dataset == "cifar10":
-        return f"loading CIFAR-10 from {cfg.resolved_data_dir()}"
-    return f"loading the images of {cfg.dataset.removeprefix('folder:')} (decoded, or the node's cache)"
+def note_every_s() -> float:
+    """Seconds between a trial's notes within an epoch: $BENCHCTL_PROGRESS_S, else PROGRESS_S."""
+    try:
+        return max(0.01, float(os.environ.get("BENCHCTL_PROGRESS_S", PROGRESS_S)))
+    except ValueError:
+        return PROGRESS_S
 
 
 def run_trial(
@@ -88,13 +97,14 @@ def run_trial(
     on_phase: Callable[[str], None] | None = None,
 ) -> TrialResult:
     """Train and time `cfg`; `on_epoch(info, row)` is called after every epoch (Ray reports there),
-    `on_phase(text)` before the slow steps that come before the first epoch."""
+    `on_phase(text)` before the slow steps that come before the first epoch, and `on_phase(note)`, a
+    dict, every note_every_s() within an epoch's training pass (the module doc says what it holds)."""
     phase = on_phase or (lambda text: None)
     device, info = prepare_device(cfg)
     check_compilable(cfg, device)  # a missing compiler fails the trial now, not after loading its data
     torch.manual_seed(cfg.run_seed)
-    phase(_phase_of_data(cfg))
-    arrays = load_arrays(cfg, info)  # notes info's data_cache (hit, miss, off) and data_s_load
+    # says "reading the data set from this node's cache" or "generating N synthetic images", once known
+    arrays = load_arrays(cfg, info, on_phase=phase)  # notes info's data_cache (hit, miss, off), data_s_load
     phase(f"building {cfg.model}")
     model = build_model(cfg.model, arrays.num_classes).to(device)
     info["params"] = count_params(model)
@@ -121,6 +131,7 @@ def run_trial(
     info.update(train_step.info())  # how it compiled, and what warm-up learnt (CUDA graphs skipped)
 
     meter = EnergyMeter(device)
+    every = note_every_s()
     info["energy_notes"] = "; ".join(meter.notes) or None
     rows: list[dict] = []
     for epoch in range(done + 1, cfg.epochs + 1):
@@ -134,13 +145,20 @@ def run_trial(
         meter.start()
         info.setdefault("first_step_at", time.time())  # the trial's start ends here (time.time(): wall)
         timeline.start()
-        for _ in range(steps):
+        began = time.perf_counter()
+        next_note = began + every
+        for step in range(1, steps + 1):
             x, y = next(batches)
             timeline.input_ready()
             loss = train_step(x, y)  # forward, backward, update
             loss_sum += loss.detach() * len(y)
             timeline.step_done()
             images += len(y)
+            # host-side counts and clock only: no .item(), no synchronize (a GPU runs its queue meanwhile)
+            if (now := time.perf_counter()) >= next_note and step < steps:
+                seconds = now - began
+                phase({"epoch": epoch, "step": step, "steps": steps, "images": images, "seconds": seconds})
+                next_note = now + every
         t = timeline.stop()
         energy = meter.stop()
         del batches  # a capped epoch leaves the loader mid-way; drop it before the test pass

@@ -2,7 +2,8 @@
 
 benchctl report results/s1                 # writes results/s1/report/ (report.md, report.html, figures/)
 benchctl report results/a results/b --out cmp/
-benchctl report results/a results/b --pool   # sweeps run under different conditions (epochs, data...)
+benchctl report results/a results/b        # writes results/report-a-b/: never into a or b's own report
+benchctl report results/a results/b --pool   # sweeps run under different conditions: results/pooled-a-b/
 benchctl report results/s1 --format html   # only the self-contained report.html (and figures/)
 benchctl report results/s1 --json | jq '.speedups[] | {model, kind, speedup}'   # summary.json's object
 benchctl report results/s1 --target-acc 0.79    # time to 79% test accuracy (default: per pair)
@@ -18,11 +19,39 @@ import typer
 from orchestrator.errors import BenchctlError
 from orchestrator.plan.spec import parse_choices
 
+MAX_NAMED = 3  # sweeps named in a default folder's name; more are counted
+
+
+def _resolved(path: Path) -> Path:
+    return path.resolve()
+
+
+def default_out(results: list[Path], pool: bool) -> Path:
+    """Where a report goes without --out: one sweep's into RESULTS/report; several sweeps' into a folder
+    of their own beside them (report-A-B, pooled-A-B with --pool), so no sweep's own report is replaced.
+    Sweeps in different folders have no such place: --out is then required."""
+    dirs = list(dict.fromkeys(map(_resolved, results)))
+    if len(dirs) == 1:
+        return results[0] / "report"
+    parents = {d.parent for d in dirs}
+    if len(parents) > 1:
+        raise BenchctlError(
+            "--out: the sweeps lie in different folders, so their report has no default place; give --out DIR"
+        )
+    names = [d.name for d in dirs[:MAX_NAMED]]
+    if len(dirs) > MAX_NAMED:
+        names.append(f"and-{len(dirs) - MAX_NAMED}-more")
+    return results[0].parent / f"{'pooled' if pool else 'report'}-{'-'.join(names)}"
+
 
 def report(
     results: Annotated[list[Path], typer.Argument(help="Results directories written by `benchctl sweep`.")],
     out: Annotated[
-        Path | None, typer.Option(help="Where report.md and figures/ go (default: RESULTS/report).")
+        Path | None,
+        typer.Option(
+            help="Where report.md and figures/ go (default: RESULTS/report; for several sweeps, a folder "
+            "of their own beside them: report-A-B, or pooled-A-B with --pool)."
+        ),
     ] = None,
     formats: Annotated[
         str,
@@ -67,7 +96,7 @@ def report(
     from orchestrator.report import ReportFormat, build_report
 
     chosen = parse_choices(formats, ReportFormat, "--format")  # one-line error, exit 2, before any reading
-    out_dir = out or results[0] / "report"
+    out_dir = out or default_out(results, pool)
     built = build_report(results, out_dir, formats=chosen, pool=pool, target_acc=target_acc)
     if as_json:
         typer.echo(built.summary_json)  # stdout holds only the JSON
@@ -79,3 +108,7 @@ def report(
         typer.echo(f"\n{built.pooled}")
     docs = " and ".join(str(p) for p in built.paths if p.parent == out_dir)
     typer.echo(f"\nwrote {docs} and {out_dir / 'figures'}/")
+    if out is None and len(set(map(_resolved, results))) > 1:
+        typer.echo(
+            f"(a report of several sweeps goes to a folder of its own, {out_dir}; --out chooses another)"
+        )

@@ -16,6 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from orchestrator.errors import RUNTIME, BenchctlError
+from orchestrator.plan.hints import resume_command, unused_options
 from orchestrator.plan.options import OPTIONS, Option, fields_given
 from orchestrator.plan.presets import preset_fields
 from orchestrator.plan.spec import SweepSpec, parse_axis
@@ -83,6 +84,8 @@ def sweep(ctx: typer.Context, **values: Any) -> None:
     if values["preset"] is not None:  # the preset fills in what the user did not give
         fields.update(preset_fields(values["preset"], given=given))
     spec = SweepSpec(**fields)
+    for line in unused_options({"dataset": spec.dataset, "pipelines": spec.pipelines}, given):
+        typer.echo(f"benchctl: warning: {line}", err=True)
     if values["dry_run"]:
         from orchestrator.plan import dryrun
         from orchestrator.results.sweepstate import reopen  # --resume: what is already complete
@@ -91,7 +94,13 @@ def sweep(ctx: typer.Context, **values: Any) -> None:
         return
     from orchestrator.run.sweep import run_sweep  # Ray and pandas behind it: not for --help or a refusal
 
-    outcome = run_sweep(spec, echo=typer.echo, keep_ray_logs=values["keep_ray_logs"])
+    try:
+        outcome = run_sweep(spec, echo=typer.echo, keep_ray_logs=values["keep_ray_logs"])
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (run_sweep takes it as one)
+        if not (spec.results_dir / "spec.json").is_file():  # stopped before it began: nothing to resume
+            raise
+        typer.echo(f"benchctl: interrupted; continue it with: {resume_command(spec.results_dir)}", err=True)
+        raise typer.Exit(130) from None
     typer.echo(f"benchctl: results in {outcome.results_dir}; next: benchctl report {outcome.results_dir}")
     if outcome.failed:
         raise BenchctlError(

@@ -5,7 +5,8 @@
     spec.trial_template()   # the TrialConfig fields every cell shares
 
 Field rules are TrialConfig's (trainables/config.py); this adds the grid axes, where the results
-go, and how the sweep runs. Every violation is a SpecError with one line naming the option. Each field
+go, and how the sweep runs. Every violation is a SpecError with one line naming the option, a bad value
+worded as not_allowed says (`--epochs: 0 is not allowed; must be at least 1`). Each field
 is a `benchctl sweep` option, and its default is that option's (orchestrator/plan/options.py).
 """
 
@@ -41,6 +42,13 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 class SpecError(BenchctlError):
     """The sweep as asked for cannot run; exit code 2."""
+
+
+def not_allowed(option: str, value, rule: str) -> str:
+    """The one wording of a value an option does not take (TrialConfig's messages read the same):
+    `--epochs: 0 is not allowed; must be at least 1`."""
+    shown = value if isinstance(value, int) and not isinstance(value, bool) else repr(value)
+    return f"{option}: {shown} is not allowed; must be {rule}"
 
 
 # Spec fields that may differ between a sweep and its --resume: where and how it runs, not what it measures
@@ -83,9 +91,9 @@ def parse_ints(text: str, option: str) -> tuple[int, ...]:
         try:
             value = int(item)
         except ValueError:
-            raise SpecError(f"{option}: {item!r} is not an integer") from None
+            raise SpecError(not_allowed(option, item, "an integer")) from None
         if value < 1:
-            raise SpecError(f"{option}: {value} must be at least 1")
+            raise SpecError(not_allowed(option, value, "at least 1"))
         out.append(value)
     return tuple(out)
 
@@ -154,7 +162,9 @@ class SweepSpec:
                 object.__setattr__(self, name, choice(value))
             except ValueError:
                 choices = ", ".join(e.value for e in choice)
-                raise SpecError(f"--{name.replace('_', '-')}: {value!r} is not one of {choices}") from None
+                raise SpecError(
+                    not_allowed(f"--{name.replace('_', '-')}", value, f"one of {choices}")
+                ) from None
         if self.start_method is None:
             child = self.trial_process is TrialProcess.child
             object.__setattr__(self, "start_method", START_METHOD if child else StartMethod.fresh)
@@ -165,30 +175,29 @@ class SweepSpec:
             )
         self._check_models()
         if not _NAME_RE.match(self.name):
-            raise SpecError(
-                f"--name: {self.name!r} must be 1-100 letters, digits, '.', '_' or '-', starting with a "
-                "letter or digit"
-            )
-        for name, low in (("repeats", 1), ("max_failures", 0)):
+            rule = "1-100 letters, digits, '.', '_' or '-', starting with a letter or digit"
+            raise SpecError(not_allowed("--name", self.name, rule))
+        for name, low in (("repeats", 1), ("max_failures", 0), ("cpus_per_trial", 1), ("gpu_cpus", 1)):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise SpecError(f"--{name.replace('_', '-')}: must be an integer >= {low}, got {value!r}")
-        for name in ("cpus_per_trial", "gpu_cpus"):
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise SpecError(f"--{name.replace('_', '-')}: must be an integer >= 1, got {value!r}")
+            if value is None and name in ("cpus_per_trial", "gpu_cpus"):
+                continue  # resolved later: matrix.resolve_allotment
+            flag = f"--{name.replace('_', '-')}"
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise SpecError(not_allowed(flag, value, "an integer"))
+            if value < low:
+                raise SpecError(not_allowed(flag, value, f"at least {low}"))
         if self.cluster_port is not None:
             if self.cluster is None:
                 raise SpecError(
                     "--port: only means something with --cluster FILE; add --cluster or drop --port"
                 )
             if isinstance(self.cluster_port, bool) or not 1 <= self.cluster_port <= 65535:
-                raise SpecError(f"--port: must be a TCP port 1-65535, got {self.cluster_port!r}")
+                raise SpecError(not_allowed("--port", self.cluster_port, "a TCP port, 1-65535"))
         try:  # every shared trial field is checked by TrialConfig's own rules
             for batch in self.batch_sizes:
                 TrialConfig(model=self.models[0], batch_size=batch, **self.trial_template())
         except ValueError as exc:
-            field_name, _, rule = str(exc).partition(" ")  # TrialConfig messages start with the field
+            field_name, _, rule = str(exc).partition(": ")  # TrialConfig's messages: "field: ..."
             raise SpecError(f"--{field_name.replace('_', '-')}: {rule}") from None
 
     def _check_models(self) -> None:

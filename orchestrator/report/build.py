@@ -7,15 +7,13 @@
 
 The numbers are computed once, into a report.model.ReportModel; each renderer reads it (report.markdown,
 report.terminal, report.json, the figures). Nothing is written until every number and figure is
-computed; figures are rendered into a hidden staging folder and report.md goes through a temp file, each
-moved into place with os.replace.
+computed; then the folder is written whole (report.folder.publish): into a staging folder beside it,
+which takes its place, so no file of an earlier report (another --format, a figure that no longer
+applies) stays behind.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -23,8 +21,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from orchestrator.errors import BenchctlError
 from orchestrator.report import epoch_figures, figures, markdown, terminal
+from orchestrator.report.folder import publish
 from orchestrator.report.formats import DASH  # noqa: F401  (tests read report.DASH)
 from orchestrator.report.html import write_html
 from orchestrator.report.json import table_json, write_csv
@@ -84,10 +82,11 @@ def build_report(
     target_acc: float | None = None,
 ) -> Report:
     """Read the sweeps, compute the tables, write out_dir/report.md and/or out_dir/report.html (formats)
-    and out_dir/figures/*.png (always; a figure that does not apply is not drawn and a stale copy of it is
-    removed). Sweeps run under different conditions (spec.condition_differences) are refused unless
-    `pool`; then the report says what was pooled. out_dir/summary.json (report.summary) is always
-    written; `target_acc`: time to accuracy's target (None: each pair's default)."""
+    and out_dir/figures/*.png (always; a figure that does not apply is not drawn), and nothing else of an
+    earlier report (report.folder: other files in out_dir stay). Sweeps run under different conditions
+    (spec.condition_differences) are refused unless `pool`; then the report says what was pooled.
+    out_dir/summary.json (report.summary) is always written; `target_acc`: time to accuracy's target
+    (None: each pair's default)."""
     wanted = {ReportFormat(f) for f in formats}
     docs = [name for f in ReportFormat if f in wanted for name in _DOCS[f]]
     model = build_model(
@@ -98,33 +97,21 @@ def build_report(
     terminal_text = terminal.render(model)
     answers = summary_json(model)
 
-    try:  # try the write itself: a pre-check with os.access would be wrong for root and on NFS
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise BenchctlError(
-            f"--out: cannot create {out_dir} ({exc.strerror}); choose a writable --out"
-        ) from None
-    staging = Path(tempfile.mkdtemp(prefix=".report-", dir=out_dir))
-    try:
+    def fill(staging: Path) -> None:  # the whole folder, as it will be (report.folder swaps it in)
+        (staging / "figures").mkdir()
         for key in keys:
-            _DRAW[key](model, staging / Path(FIGURES[key]).name)
+            _DRAW[key](model, staging / FIGURES[key])
         (staging / "report.md").write_text(text, encoding="utf-8")
         write_summary(model, staging)
         if ReportFormat.csv in wanted:
             write_csv(model, staging)
         if ReportFormat.html in wanted:
-            write_html(text, staging, staging / "report.html")  # figures embedded from staging
-        figure_paths = [out_dir / FIGURES[key] for key in keys]
-        (out_dir / "figures").mkdir(parents=True, exist_ok=True)
-        # figures first, so report.md never links to a figure that is not there yet
-        for path in figure_paths:
-            os.replace(staging / path.name, path)
-        for key in FIGURES.keys() - set(keys):
-            (out_dir / FIGURES[key]).unlink(missing_ok=True)  # from an earlier report of other results
-        for name in [*docs, "summary.json"]:
-            os.replace(staging / name, out_dir / name)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+            write_html(text, staging / "figures", staging / "report.html")  # figures embedded
+        if ReportFormat.md not in wanted:
+            (staging / "report.md").unlink()  # html only: report.md was its source
+
+    publish(out_dir, fill)
+    figure_paths = [out_dir / FIGURES[key] for key in keys]
     final = [out_dir / name for name in docs] + [out_dir / "summary.json"] + figure_paths
     return Report(
         table=model.table,

@@ -36,7 +36,8 @@ from orchestrator.report.figures import (  # noqa: E402
 )
 from orchestrator.report.formats import fmt_seconds  # noqa: E402
 from orchestrator.report.model import batch_sizes  # noqa: E402
-from orchestrator.results.rows import with_cell_defaults
+from orchestrator.results.rows import with_cell_defaults  # noqa: E402
+from trainables.config import NUM_CLASSES  # noqa: E402
 
 BREAKDOWN_FIGSIZE = (8, 6.5)  # two panels: training epoch split + test pass
 # throughput line styles per hardware class of a device: [CPU styles, GPU styles], the first class's first
@@ -161,10 +162,19 @@ def epoch_breakdown(epochs: pd.DataFrame, path: Path) -> Path:
     return save(fig, path, tight=False)
 
 
+def chance_pct(epochs: pd.DataFrame) -> float | None:
+    """Accuracy by guessing, in percent, where the data sets' class count is known (synthetic and cifar10:
+    NUM_CLASSES); None for folder data, whose class count the epochs do not record."""
+    datasets = {str(d) for d in epochs.get("dataset", pd.Series(dtype=object)).dropna().unique()}
+    return 100 / NUM_CLASSES if datasets and datasets <= {"synthetic", "cifar10"} else None
+
+
 def accuracy_per_epoch(epochs: pd.DataFrame, path: Path) -> Path:
     """Test accuracy after each epoch, one panel per model (ordered by params), CPU and GPU lines in the
     device colours; each point is the median over repeats of that cell's test_acc at that epoch. With
-    several (batch, pipeline, precision) configs, each config gets its own line style."""
+    several (batch, pipeline, precision) configs, each config gets its own line style. A dashed line
+    marks chance (chance_pct), and the y-axis runs from 0 to at least twice chance, so that a few points
+    of noise around chance do not look like a trend."""
     acc = with_cell_defaults(epochs.assign(test_acc=_numeric(epochs, "test_acc")))
     acc = acc[np.isfinite(acc["test_acc"].to_numpy(dtype=float))]
     if acc.empty:
@@ -179,8 +189,12 @@ def accuracy_per_epoch(epochs: pd.DataFrame, path: Path) -> Path:
     ncols = min(len(models), 3)
     nrows = math.ceil(len(models) / ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=FIGSIZE, sharey=True, squeeze=False)
+    chance = chance_pct(acc)
+    top = max(100 * float(curves["test_acc"].max()) + 5, 2 * (chance or 10))
     for ax, model in zip(axes.flat, models, strict=False):
         mine = curves[curves["model"] == model]
+        if chance is not None:
+            ax.axhline(chance, color="gray", linestyle=":", linewidth=1, label=f"chance ({chance:.0f}%)")
         for (device, *config), g in mine.groupby(list(CELL[1:]), sort=True):
             style = LINESTYLES[configs.index(tuple(config)) % len(LINESTYLES)]
             label = str(device).upper() + (f" {_config_label(config)}" if len(configs) > 1 else "")
@@ -194,6 +208,7 @@ def accuracy_per_epoch(epochs: pd.DataFrame, path: Path) -> Path:
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7)
+        ax.set_ylim(0, min(100, top))
     for row in axes:
         row[0].set_ylabel("test accuracy (%)")
     for ax in list(axes.flat)[len(models) :]:

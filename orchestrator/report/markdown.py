@@ -83,11 +83,12 @@ HOW_TO_READ = f"""## How to read this
 - **Epoch 1 is warm-up** (one-time costs such as cuDNN autotuning and cache filling) and is excluded.
   A cell that ran only one epoch is shown from its warm-up epoch and flagged "warm-up only".
 - **data-wait share** = fraction of the epoch the device waited for input (including the host-to-device
-  copy). A high share means the input pipeline, not the device, limits speed; a GPU cell above
-  {INPUT_BOUND_SHARE:.0%} is called **input-bound**. A GPU cell that waited for input no more than that
-  but kept the GPU busy less than {LAUNCH_BOUND_UTIL_PCT:.0f}% of its epochs (NVML's mean utilization) is
-  called **launch-bound**: the host, issuing eager PyTorch's kernels one by one, sets its speed, not the
-  GPU; `--compile on` (CUDA graphs) or a larger batch measures the GPU instead.
+  copy). A high share means the input pipeline, not the device, limits speed.
+- **input-bound** = a GPU cell whose data-wait share is above {INPUT_BOUND_SHARE:.0%}. A GPU cell that
+  waited for input no more than that but kept the GPU busy less than {LAUNCH_BOUND_UTIL_PCT:.0f}% of its
+  epochs (NVML's mean utilization) is called **launch-bound**: the host, issuing eager PyTorch's kernels
+  one by one, sets its speed, not the GPU; `--compile on` (CUDA graphs) or a larger batch measures the
+  GPU instead.
 - **step** = `eager` (`--compile off`, the paper's) or `compiled` (`--compile on`, trainables/compiled.py:
   Inductor, CUDA graphs on a GPU, C++ on a CPU). CPU and GPU cells are compared only with cells of the
   same step; "Compiled against eager" shows what compiling gains on each device.
@@ -116,6 +117,20 @@ HOW_TO_READ_CLASSES = """\
 """
 
 
+# HOW_TO_READ's bullets about a GPU side or a speedup (by their first words): not in a CPU-only report
+_GPU_BULLETS = ("**speedup**", "**[low–high]**", "**input-bound**", "**GPU J/epoch**")
+
+
+def how_to_read(model: ReportModel) -> str:
+    """HOW_TO_READ (and HOW_TO_READ_CLASSES where the results name classes); for CPU-only results
+    without the bullets on what only a GPU side or a speedup has."""
+    text = HOW_TO_READ + (HOW_TO_READ_CLASSES if model.has_classes else "")
+    if not model.cpu_only:
+        return text
+    head, *bullets = text.split("\n- ")
+    return "\n- ".join([head, *(b for b in bullets if not b.startswith(_GPU_BULLETS))])
+
+
 def _figures_section(keys: list[str]) -> str:
     items = [f"![{CAPTIONS[k][0]}]({FIGURES[k]})\n\n*{CAPTIONS[k][1]}*\n" for k in keys]
     return "## Figures\n\n" + "\n".join(items)
@@ -138,12 +153,15 @@ def render(model: ReportModel, figure_keys: list[str]) -> str:
             headline_section(model),
             narrative.section(model),
             *([class_matrix_section(model)] if model.several_classes else []),
-            HOW_TO_READ + (HOW_TO_READ_CLASSES if model.has_classes else ""),
+            how_to_read(model),
             details_section(model),
             _figures_section(figure_keys),
-            paper_section(model),
-            parity_section(model),
-            efficiency_section(model),
+            # a CPU-only run has no speedup to hold against the paper's, no accuracy pair, no MFU
+            *(
+                []
+                if model.cpu_only
+                else [paper_section(model), parity_section(model), efficiency_section(model)]
+            ),
             *([compile_gain_section(model)] if len(model.compile_gain) else []),
             *([fidelity_section(model)] if model.fidelity else []),
             notes_section(model),

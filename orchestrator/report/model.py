@@ -23,6 +23,7 @@ from orchestrator.analysis.explained import Explained, explain
 from orchestrator.analysis.fidelity import read_fidelity
 from orchestrator.analysis.speedups import speedup_table
 from orchestrator.analysis.stats import cell_summary, ok_epochs
+from orchestrator.plan.hints import resume_command
 from orchestrator.results.files import ResultsError
 from orchestrator.results.reader import read_many
 from orchestrator.results.rows import CELL, CONFIG, EPOCH_SCHEMA, HW_CLASS, RUN, with_cell_defaults
@@ -75,6 +76,7 @@ class ReportModel:
     has_classes: bool = False  # some row names a hardware class: the class columns are shown
     has_compiled: bool = False  # some row is a compiled cell: the step column is shown
     several_configs: bool = False  # 2+ configurations: cell names carry batch, pipeline, precision
+    cpu_only: bool = False  # no row has a GPU side: no speedup, and GPU-only parts do not apply
     # the devices whose efficiency rows span 2+ hardware classes: those rows name their class
     efficiency_classes: frozenset[str] = frozenset()
 
@@ -95,6 +97,7 @@ def _facts(table: pd.DataFrame) -> dict:
         has_classes=has_classes(table),
         has_compiled=has_compiled(table),
         several_configs=several_configs(table),
+        cpu_only=bool(len(table)) and "gpu_n" in table and not (table["gpu_n"] > 0).any(),
     )
 
 
@@ -140,6 +143,27 @@ def _all_sweeps(epochs: pd.DataFrame, trials: pd.DataFrame) -> object:
     return pd.concat([epochs["sweep"], trials.get("sweep", pd.Series())]).dropna().unique()
 
 
+def _nothing_to_report(results_dirs: list[Path], trials: pd.DataFrame, cut_epochs: int) -> ResultsError:
+    """Why sweeps with no finished trial have no report, and what to do: continue a sweep that was cut
+    (Ctrl-C, a lost driver) with its resume command; fix the errors of one whose trials failed."""
+    n_failed = int((trials["status"] == "error").sum()) if not trials.empty else 0
+    where = ", ".join(str(d) for d in results_dirs)
+    resumable = [Path(d) for d in results_dirs if (Path(d) / "spec.json").is_file()]
+    how = "; ".join(f"`{resume_command(d)}`" for d in resumable)
+    if not n_failed and resumable:
+        done = (
+            f"no trial yet ({cut_epochs} epoch(s) of cut-off trials on disk)"
+            if cut_epochs
+            else "no epoch yet"
+        )
+        return ResultsError(f"{where}: the sweep finished {done}, nothing to report; continue it with {how}")
+    return ResultsError(
+        f"{where}: no completed epochs to report ({n_failed} failed trial attempt(s)); check the errors "
+        "in trials/*.parquet, fix them and run the sweep again"
+        + (f" ({how} runs only what is missing)" if resumable else "")
+    )
+
+
 def build_model(
     results_dirs: list[Path],
     pool: bool = False,
@@ -152,14 +176,10 @@ def build_model(
     `target_acc`: time to accuracy's target (analysis.time_to_accuracy; None: each pair's default)."""
     epochs, trials = _read_all(results_dirs, every_epoch_column)
     pooled = pooling(results_dirs, allow=pool)  # refuses differing conditions unless allowed
+    cut_epochs = len(epochs)  # epochs on disk, finished trial or not
     epochs = ok_epochs(epochs, trials)
     if epochs.empty:
-        n_failed = int((trials["status"] == "error").sum()) if not trials.empty else 0
-        raise ResultsError(
-            f"{', '.join(str(d) for d in results_dirs)}: no completed epochs to report "
-            f"({n_failed} failed trial attempt(s)); check the errors in trials/*.parquet, fix them "
-            "and run the sweep again"
-        )
+        raise _nothing_to_report(results_dirs, trials, cut_epochs)
     fidelity = read_fidelity(results_dirs)  # a malformed file fails here, before anything is written
     summary = cell_summary(epochs)
     table = speedup_table(epochs, summary)

@@ -58,8 +58,17 @@ def _paired(table: pd.DataFrame) -> pd.DataFrame:
     return table[values.notna().to_numpy() & (values > 0).to_numpy()]
 
 
+CPU_ONLY = (
+    "These results hold CPU cells only, so they give no GPU speedup. To measure one, run the sweep on a "
+    "machine with a GPU with `--devices cpu,gpu` (e.g. `benchctl sweep --devices cpu,gpu ...` with the "
+    "same options): each model is then timed on both, and the report pairs them."
+)
+
+
 def range_sentence(model: ReportModel) -> str:
     paired, name = _paired(model.table), _namer(model)
+    if model.cpu_only:
+        return CPU_ONLY
     if paired.empty:
         return "No cell was measured on both CPU and GPU, so these results give no speedup."
     if len(paired) == 1:

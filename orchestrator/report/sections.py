@@ -21,6 +21,7 @@ from orchestrator.analysis.pairing import class_label, pair_label, speedup_matri
 from orchestrator.analysis.parity import EQUIVALENCE_MARGIN_PP, MIN_REPEATS, PARITY_CONFIDENCE, TOST_ALPHA
 from orchestrator.analysis.speedups import CI_CONFIDENCE
 from orchestrator.analysis.stats import PAPER_POINTS
+from orchestrator.plan.hints import resume_command
 from orchestrator.report.formats import (
     DASH,
     fmt_params,
@@ -245,8 +246,8 @@ def notes_section(model: ReportModel) -> str:
             f"- {len(ids)} trial(s) planned in {d.name}/spec.json have no completed attempt in these results "
             f"(the sweep stopped early, or they failed): "
             f"{', '.join(f'`{t}`' + _cut_short(trials, d.name, t) for t in ids)}; "
-            f"`benchctl sweep --resume --name {d.name} ...` with the same options completes them, "
-            "continuing each cut trial from its last epoch checkpoint"
+            f"`{resume_command(d)}` completes them, continuing each cut trial from its last epoch "
+            "checkpoint"
         )
     return (
         "## Notes\n\n"

@@ -65,11 +65,17 @@ HEADLINE += ["GPU epoch s", "speedup", "CPU acc", "GPU acc"]
 DETAILS = _KEY + [c for c in _COLUMNS if c not in HEADLINE]
 
 
+# the columns of a GPU side or a speedup: left out of a CPU-only report (model.cpu_only)
+GPU_COLUMNS = {c for c in _COLUMNS if "GPU" in c or "speedup" in c}
+
+
 def columns(model: ReportModel, names: list[str]) -> list[str]:
-    """`names` without "CPU class" / "GPU class" unless the table names a class (has_classes), and
-    without "step" unless it holds a compiled cell (eager alone is the paper's setting, said nowhere)."""
+    """`names` without "CPU class" / "GPU class" unless the table names a class (has_classes), without
+    "step" unless it holds a compiled cell (eager alone is the paper's setting, said nowhere), and
+    without GPU_COLUMNS when no row has a GPU side (cpu_only)."""
     drop = set() if model.has_classes else {"CPU class", "GPU class"}
     drop |= set() if model.has_compiled else {"step"}
+    drop |= GPU_COLUMNS if model.cpu_only else set()
     return [c for c in names if c not in drop]
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from orchestrator.analysis.pairing import pair_label
 from orchestrator.report.answer import terminal_lines
 from orchestrator.report.model import ReportModel
+from orchestrator.report.narrative import CPU_ONLY
 from orchestrator.report.tables import HEADLINE, columns, rows
 
 SHORT = {"CPU epoch s": "CPU s", "GPU epoch s": "GPU s"}  # headers shortened for a terminal's width
@@ -39,6 +40,8 @@ def render(model: ReportModel) -> str:
         for r in model.table.itertuples()
         if r.flags
     ]
+    if model.cpu_only:  # no speedup column: say how to get one
+        text += f"\n\n{CPU_ONLY}"
     if flagged:
         text += "\nflags:\n" + "\n".join(flagged)
     answered = terminal_lines(model)

@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow as pa
 
+from orchestrator.plan.hints import resume_command
 from orchestrator.results.compact import read_dir, stored_compact
 from orchestrator.results.files import ResultsError
 from orchestrator.results.rows import SCHEMAS
@@ -59,6 +60,11 @@ def check_results_dir(results_dir: Path) -> None:
         raise ResultsError(f"results directory {results_dir} does not exist; pass the folder a sweep wrote")
     if stored_compact(results_dir) or any(next((results_dir / k).glob("*.parquet"), None) for k in SCHEMAS):
         return
+    if (results_dir / "spec.json").is_file():  # a sweep that began, cut before its first epoch ended
+        raise ResultsError(
+            f"{results_dir}: the sweep finished no epoch yet, so there is nothing to report; continue it "
+            f"with `{resume_command(results_dir)}`"
+        )
     if any((p / "spec.json").is_file() for p in results_dir.iterdir()):
         raise ResultsError(  # a parent of sweeps, such as results/
             f"{results_dir} holds sweep folders, not one sweep's results; list them with "

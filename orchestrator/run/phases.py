@@ -7,6 +7,7 @@ The transport is one tiny named actor, the phase board:
     with phase_board():                         # driver, around tuner.fit()
         ...
     post_phase(trial_id, "building model")      # trial side: fire-and-forget, never raises
+    post_phase(trial_id, {"epoch": 1, "step": 40, "steps": 390, "images": 5120, "seconds": 3.1})  # a note
     posts = ray.get(board.since.remote(seq))    # driver side: orchestrator.run.progress polls it
 
 The board is created in the driver's own job namespace (Ray's default, one per ray.init), so two
@@ -24,6 +25,7 @@ from collections.abc import Iterator
 BOARD_NAME = "benchctl-phases"
 MAX_POSTS = 1000  # the board keeps the latest posts only: a driver that stops polling costs bounded memory
 MAX_TEXT = 300  # characters of one phase text (a long path must not make a post heavy)
+MAX_NOTE_KEYS = 8  # numbers in one note from within an epoch
 
 
 class Board:
@@ -33,12 +35,17 @@ class Board:
         self._posts: deque[tuple[int, str, str, float]] = deque(maxlen=MAX_POSTS)
         self._seq = 0
 
-    def post(self, trial_id: str, text: str, at: float) -> None:
+    def post(self, trial_id: str, text: str | dict, at: float) -> None:
+        """A phase text, or a note from within an epoch (a small dict of numbers: trainables/train.py)."""
         self._seq += 1
-        self._posts.append((self._seq, str(trial_id), str(text)[:MAX_TEXT], float(at)))
+        if isinstance(text, dict):
+            text = {str(k): v for k, v in list(text.items())[:MAX_NOTE_KEYS] if isinstance(v, (int, float))}
+        else:
+            text = str(text)[:MAX_TEXT]
+        self._posts.append((self._seq, str(trial_id), text, float(at)))
 
-    def since(self, seq: int) -> list[tuple[int, str, str, float]]:
-        """Posts numbered after `seq`, oldest first: (seq, trial_id, text, unix time)."""
+    def since(self, seq: int) -> list[tuple[int, str, str | dict, float]]:
+        """Posts numbered after `seq`, oldest first: (seq, trial_id, text or note, unix time)."""
         return [p for p in self._posts if p[0] > seq]
 
 
@@ -65,7 +72,7 @@ def phase_board() -> Iterator[object | None]:
                 ray.kill(board)
 
 
-def post_phase(trial_id: str, text: str) -> None:
+def post_phase(trial_id: str, text: str | dict) -> None:
     """Tell the driver what trial `trial_id` (benchctl's TrialConfig.trial_id) is doing now.
 
     Fire-and-forget from any Ray worker of the sweep: it neither waits for the board nor raises;

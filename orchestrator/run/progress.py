@@ -1,15 +1,18 @@
 """What the user sees while `benchctl sweep` runs: each running trial's epochs, phases and a sweep ETA.
 
 On a terminal, a rich Live table redrawn in place (one row per running trial: epoch k/N, images/s,
-train loss, test accuracy, what it is doing now) above a summary line whose elapsed time ticks even
-while no result arrives; finished and failed trials leave a line above it. Anywhere else (CI, a log
-file, a pipe) the same facts as plain lines, one per event, each epoch's line holding `epoch k/N`:
+train loss, test accuracy, its time left, what it is doing now) above a summary line whose elapsed
+time ticks even while no result arrives; finished and failed trials leave a line above it. Within an
+epoch, the notes a trial sends every few seconds (trainables/train.py) show that epoch's share done
+(`1/10 42%`), its images/s so far and the time left. Anywhere else (CI, a log file, a pipe) the same
+facts as plain lines, one per event (no notes), each epoch's line holding `epoch k/N`:
 
     benchctl: simple_cnn/cpu/bs128/loader/fp32/r0 epoch 3/10 · 1,234 img/s · loss 1.23 · acc 45.6%
       · 2/6 trials done · 1 running · 0 failed · ETA 4 min · 123 s
 
-Phases ("decoding 60,000 JPEGs from PATH") come from the trials through orchestrator.run.phases; the
-ETA from orchestrator.run.eta, a pure function of the epoch intervals seen so far.
+Phases ("decoding the images of PATH") and the notes come from the trials through orchestrator.run.phases;
+the ETA from orchestrator.run.eta, a pure function of the epoch intervals and notes seen so far. Long
+paths in phase texts are shortened to their tail (orchestrator.errors.short_path).
 """
 
 from __future__ import annotations
@@ -23,8 +26,9 @@ from dataclasses import dataclass, field
 
 from ray.tune import Callback
 
+from orchestrator.errors import short_paths
 from orchestrator.plan.trial_plan import TrialPlan
-from orchestrator.run.eta import Pace, State, eta_s, format_eta
+from orchestrator.run.eta import Pace, State, eta_s, format_eta, remaining_s
 from orchestrator.run.phases import BOARD_NAME, phase_board, post_phase
 from orchestrator.run.tune_glue import _last_error_line
 
@@ -52,6 +56,8 @@ class _Trial:
     started: float = 0.0  # monotonic time of the attempt's start
     row: dict = field(default_factory=dict)  # the last epoch's numbers
     phase: str | None = None
+    note: dict | None = None  # the latest note from within the epoch in progress (trainables/train.py)
+    noted: float = 0.0  # monotonic time that note arrived
 
     @classmethod
     def of(cls, plan: TrialPlan) -> _Trial:
@@ -69,7 +75,37 @@ class _Trial:
             tuple(self.startups),
             tuple(self.steady),
             now - self.mark if running else 0.0,
+            self.in_epoch(now) if running else None,
         )
+
+    def in_epoch(self, now: float) -> tuple[float, float] | None:
+        """From the latest note: (seconds the epoch's training pass takes at its pace so far, seconds of
+        it left now), or None without a note from within the epoch in progress."""
+        note = self.note
+        if not note or not note.get("steps") or not note.get("step") or note.get("seconds", 0) <= 0:
+            return None
+        per_pass = note["seconds"] * note["steps"] / note["step"]
+        return per_pass, max(0.0, per_pass - note["seconds"] - (now - self.noted))
+
+    def epoch_cell(self) -> str:
+        """`k/N`: epochs done; within epoch k, from its latest note, `k/N 42%`."""
+        note = self.note
+        if note and note.get("steps"):
+            return f"{note['epoch']}/{self.epochs} {note['step'] / note['steps']:.0%}"
+        return f"{self.done}/{self.epochs}"
+
+    def speed(self) -> float | None:
+        """Images/s: of the epoch in progress so far (its latest note), else of the last epoch."""
+        note = self.note
+        if note and note.get("seconds", 0) > 0:
+            return note["images"] / note["seconds"]
+        return self.row.get("images_per_s")
+
+    def doing(self) -> str:
+        note = self.note
+        if self.phase is None and note:
+            return f"training epoch {note['epoch']}: {note['images']:,} images so far"
+        return short_paths(self.phase or self.state.value)
 
 
 def _metrics(row: dict) -> list[str]:
@@ -155,7 +191,7 @@ class Progress(Callback):
     def _event(self, trial: _Trial | str, what: str, live_too: bool = True) -> None:
         """One event: a plain line off a terminal; on one, a line above the table if `live_too`."""
         name = trial if isinstance(trial, str) else trial.trial_id
-        line = f"benchctl: {name} {what} · {self.summary()}"
+        line = f"benchctl: {name} {short_paths(what)} · {self.summary()}"
         if not self._tty:
             self.stream.write(line + "\n")
             self.stream.flush()
@@ -177,25 +213,30 @@ class Progress(Callback):
 
         now = time.monotonic()
         with self._lock:
-            active = [t for t in self._trials.values() if t.state in (State.starting, State.training)]
+            trials = list(self._trials.values())
+            left = dict(
+                zip((t.trial_id for t in trials), remaining_s([t.pace(now) for t in trials]), strict=True)
+            )
+            active = [t for t in trials if t.state in (State.starting, State.training)]
             summary = Text(f"benchctl: {self.summary()}")
             if self._closing or not active:
                 return summary
             rows = [
                 (
                     t.trial_id,
-                    f"{t.done}/{t.epochs}",
-                    f"{t.row['images_per_s']:,.0f}" if "images_per_s" in t.row else "—",
+                    t.epoch_cell(),
+                    "—" if (speed := t.speed()) is None else f"{speed:,.0f}",
                     f"{t.row['train_loss']:.3g}" if "train_loss" in t.row else "—",
                     f"{t.row['test_acc']:.1%}" if "test_acc" in t.row else "—",
                     f"{now - t.started:.0f} s",
-                    t.phase or t.state.value,
+                    "—" if left[t.trial_id] is None else format_eta(left[t.trial_id]),
+                    t.doing(),
                 )
                 for t in active
             ]
         table = Table(box=None, pad_edge=False, header_style="bold")
         # every column but the last keeps its full width; a narrow terminal cuts the phase text short
-        for i, name in enumerate(("trial", "epoch", "img/s", "loss", "acc", "for")):
+        for i, name in enumerate(("trial", "epoch", "img/s", "loss", "acc", "for", "left")):
             width = max(len(name), *(len(r[i]) for r in rows))
             table.add_column(name, justify="left" if i == 0 else "right", no_wrap=True, min_width=width)
         table.add_column("now")  # the column rich may narrow; its text stays on one line, cut with "…"
@@ -249,15 +290,30 @@ class Progress(Callback):
             self._seq = max(self._seq, seq)
             self.show_phase(trial_id, text)
 
-    def show_phase(self, trial_id: str, text: str) -> None:
-        """A trial's phase (benchctl's trial id, or Tune's): its table row until its next epoch."""
+    def show_phase(self, trial_id: str, text: str | dict) -> None:
+        """A trial's phase (benchctl's trial id, or Tune's): its table row until its next epoch; or a
+        note from within an epoch (a dict: show_note)."""
         trial = self._trials.get(self._by_tune_id.get(trial_id, trial_id))
+        if isinstance(text, dict):
+            if trial is not None:
+                self.show_note(trial, text)
+            return
         if trial is None:  # not a trial of this sweep's plan: still worth a line
             self._event(trial_id, text)
             return
         with self._lock:
-            trial.phase = text
+            trial.phase, trial.note = text, None
         self._event(trial, text, live_too=False)
+
+    def show_note(self, trial: _Trial, note: dict) -> None:
+        """A note from within an epoch: the table's row shows that epoch's share, images/s and time left;
+        off a terminal nothing is printed (one line per epoch there)."""
+        with self._lock:
+            if trial.state not in (State.starting, State.training) or note.get("epoch", 0) <= trial.done:
+                return  # late: its epoch has ended, or its attempt has
+            trial.note, trial.noted, trial.phase = note, time.monotonic(), None
+        if self._tty and self._live is not None:
+            self._live.refresh()
 
     # -- Tune's callbacks --------------------------------------------------------------------------
     def _trial(self, trial) -> _Trial:
@@ -277,7 +333,7 @@ class Progress(Callback):
     def on_trial_start(self, iteration, trials, trial, **info):
         t = self._trial(trial)
         with self._lock:
-            t.state, t.phase = State.starting, None
+            t.state, t.phase, t.note = State.starting, None, None
             t.attempts += 1
             t.mark = t.started = time.monotonic()
         self._event(t, "started" if t.attempts == 1 else f"started (attempt {t.attempts})", live_too=False)
@@ -291,7 +347,7 @@ class Progress(Callback):
         now = time.monotonic()
         with self._lock:
             (t.startups if t.state is State.starting else t.steady).append(now - t.mark)
-            t.state, t.mark, t.phase = State.training, now, None
+            t.state, t.mark, t.phase, t.note = State.training, now, None, None
             t.done = int(result["epoch"])
             t.row = {k: result[k] for k in ("images_per_s", "train_loss", "test_acc") if k in result}
         self._event(t, " · ".join([f"epoch {t.done}/{t.epochs}", *_metrics(t.row)]), live_too=False)
@@ -299,7 +355,7 @@ class Progress(Callback):
     def _end(self, trial, state: State, what: str, counter: str) -> None:
         t = self._trial(trial)
         with self._lock:
-            t.state, t.phase = state, None
+            t.state, t.phase, t.note = state, None, None
             setattr(self, counter, getattr(self, counter) + 1)
         self._event(t, what)
 
