@@ -33,6 +33,8 @@ def test_a_cpu_only_report_leaves_out_what_needs_a_gpu_and_says_how_to_get_a_spe
     shows = " ".join(md.split("## What this shows")[1].split("\n## ")[0].split())
     assert "`--devices cpu,gpu`" in shows and "machine with a GPU" in shows
     assert CPU_ONLY in built.terminal_text and "GPU" not in built.terminal_text.splitlines()[0]
+    answer = md.split("## The answer")[1].split("\n## ")[0]  # the verdicts alone, in CPU terms
+    assert "no GPU speedup to explain" in answer and "| cell | verdict | data-wait | evidence |" in answer
     how = md.split("## How to read this")[1].split("\n## ")[0]
     assert "**data-wait share**" in how and "warm-up" in how and "**speedup**" not in how
 

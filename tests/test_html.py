@@ -125,7 +125,7 @@ def test_cli_format_option(results, tmp_path):
     assert "report.md and " in result.output and "report.html" in result.output
     result = runner.invoke(app, ["report", str(results), "--out", str(tmp_path / "h"), "--format", "html"])
     assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in (tmp_path / "h").iterdir()) == ["figures", "report.html"]
+    assert sorted(p.name for p in (tmp_path / "h").iterdir()) == ["figures", "report.html", "summary.json"]
 
 
 def test_cli_unknown_format_is_one_line_exit_2(results, tmp_path):

@@ -49,6 +49,13 @@ VERDICTS = (
     "device's peak it reaches). Memory-bound is not told apart: no results column measures memory "
     "throughput. A what-if names a measured cell that differs in one way."
 )
+# CPU cells only (model.cpu_only): no speedup to explain, and no GPU term in the verdicts
+CPU_ONLY = "CPU cells only: no GPU speedup to explain (What this shows says how to measure one)."
+VERDICTS_CPU = (
+    f"A cell is **input-bound** when it waits for data more than {INPUT_BOUND_SHARE:.0%} of the epoch; "
+    "otherwise it is **compute-bound** (the cores run the model). A what-if names a measured cell that "
+    "differs in one way."
+)
 
 
 def _text(x) -> str:
@@ -192,15 +199,20 @@ def verdicts_part(model: ReportModel) -> str:
     table = model.explained.bottlenecks
     if table.empty:
         return ""
-    rows = [
-        [
-            r.cell, r.verdict, fmt_pct(r.data_share, 0), fmt_util(r.gpu_util_pct), fmt_pct(r.mfu),
-            r.reason, r.what_if or DASH,
-        ]
-        for r in table.itertuples()
-    ]  # fmt: skip
-    head = ["cell", "verdict", "data-wait", "GPU busy", "MFU", "evidence", "what-if"]
-    return f"**Why each cell is as fast as it is.** {VERDICTS}\n\n" + md_table(head, rows) + "\n"
+    if model.cpu_only:  # no GPU busy, no MFU: the efficiency section is left out for CPU cells too
+        rows = [[r.cell, r.verdict, fmt_pct(r.data_share, 0), r.reason, r.what_if or DASH]
+                for r in table.itertuples()]  # fmt: skip
+        head, about = ["cell", "verdict", "data-wait", "evidence", "what-if"], VERDICTS_CPU
+    else:
+        rows = [
+            [
+                r.cell, r.verdict, fmt_pct(r.data_share, 0), fmt_util(r.gpu_util_pct), fmt_pct(r.mfu),
+                r.reason, r.what_if or DASH,
+            ]
+            for r in table.itertuples()
+        ]  # fmt: skip
+        head, about = ["cell", "verdict", "data-wait", "GPU busy", "MFU", "evidence", "what-if"], VERDICTS
+    return f"**Why each cell is as fast as it is.** {about}\n\n" + md_table(head, rows) + "\n"
 
 
 def missing_part(model: ReportModel) -> str:
@@ -219,6 +231,8 @@ def missing_part(model: ReportModel) -> str:
 
 
 def section(model: ReportModel) -> str:
+    if model.cpu_only:  # no pair to explain: the verdicts alone, in CPU terms
+        return "## The answer\n\n" + CPU_ONLY + "\n\n" + verdicts_part(model)
     parts = [
         speedups_part(model),
         scaling_part(model),
