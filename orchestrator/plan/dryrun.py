@@ -15,12 +15,12 @@ import os
 import re
 import socket
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.lab import hardware
-from orchestrator.plan.matrix import _fits, describe, expand, resolve_allotment
-from orchestrator.plan.matrix import unplaceable as find_unplaceable
-from orchestrator.plan.spec import SpecError, SweepSpec, resolve_devices
+from orchestrator.plan.matrix import _fits, describe
+from orchestrator.plan.preflight import Planned, check_dataset, plan_trials
+from orchestrator.plan.spec import SpecError, SweepSpec
 from orchestrator.plan.trial_plan import TrialPlan
 from trainables.config import Device
 
@@ -90,26 +90,23 @@ def idle_note(plans: list[TrialPlan], nodes: list[dict]) -> str | None:
     return f"benchctl: note: {nodes_} can run no cell of this sweep: {', '.join(idle)}"
 
 
-def _classes(spec: SweepSpec, nodes: list[dict]):
-    if not spec.per_class:
-        return None
-    if spec.cluster is None:
-        from trainables.device import cpu_model
+@dataclass(frozen=True)
+class DryRun:
+    """What a dry run planned: for an estimate (analysis/estimate.py) beside the table."""
 
-        models = {n["node_id"]: cpu_model() for n in nodes}
-    else:
-        models = hardware.probe_cpu_models(nodes)
-    classes = hardware.hardware_classes(nodes, models)
-    wanted = {d.value for d in spec.devices}
-    if not any(c.device in wanted for c in classes):
-        raise SpecError(
-            f"--per-class: no node of this cluster has a {' or '.join(sorted(wanted))} class; "
-            "check `benchctl cluster status`"
-        )
-    return classes
+    planned: Planned
+    nodes: list[dict]
+    sizes: tuple[int, int]  # the data set's (train, test) images
 
 
-def _plan(spec: SweepSpec, nodes: list[dict], echo: Callable[[str], None]) -> None:
+# An estimator: (the dry run) -> ({trial_id: cell text}, [lines after the table]); commands/sweep.py's
+# reads earlier runs and the FLOPs table, which this layer does not import.
+Estimator = Callable[[DryRun], tuple[dict[str, str], list[str]]]
+
+
+def _plan(
+    spec: SweepSpec, nodes: list[dict], echo: Callable[[str], None], estimator: Estimator | None
+) -> DryRun:
     skip = frozenset()
     if spec.resume:
         from orchestrator.run.sweep import _reopen  # reads the stored spec and the trials files only
@@ -120,42 +117,54 @@ def _plan(spec: SweepSpec, nodes: list[dict], echo: Callable[[str], None]) -> No
             f"--name: {spec.results_dir} already exists; choose another --name, or add --resume to "
             "complete that sweep"
         )
-    spec = resolve_devices(spec, nodes, echo)
-    alloc = resolve_allotment(spec, [int(n["resources"].get("CPU", 0)) for n in nodes])
-    classes = _classes(spec, nodes)
-    plans = expand(spec, alloc, skip, classes)
-    problem = find_unplaceable(plans, nodes)
-    if problem:
-        raise SpecError(problem)
+    sizes = check_dataset(spec, fetch=False, echo=echo)  # what the sweep checks before Ray starts
+    planned = plan_trials(spec, nodes, echo, skip)
+    spec, plans = planned.spec, planned.plans
+    run = DryRun(planned, nodes, sizes)
+    cells, after = estimator(run) if estimator else ({}, [])
     largest = max((n["resources"].get("CPU", 0) for n in nodes), default=0)
     rows = []
     for plan in plans:
         hosts = [n["host"] for n in nodes if _why_not(plan, n, largest) is None]
-        rows.append((plan.trial.trial_id, describe(plan.resources), plan.placement.value, ", ".join(hosts)))
-    header = ("trial", "resources", "placement", "can run on")
+        threads = f"{plan.trial.torch_threads}+{plan.trial.data_workers}"
+        estimate = (cells.get(plan.trial.trial_id, ""),) if cells else ()
+        rows.append((plan.trial.trial_id, describe(plan.resources), plan.placement.value, threads, *estimate,
+                     ", ".join(hosts)))  # fmt: skip
+    header = ("trial", "resources", "placement", "threads+workers", *(("estimate",) if cells else ()),
+              "can run on")  # fmt: skip
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     for row in [header, tuple("-" * w for w in widths), *rows]:
         echo("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
     where = ", ".join(f"{n['host']} ({describe(n['resources'])})" for n in nodes)
     done = f", {len(skip)} already complete" if spec.resume else ""
     n = len(plans)
-    echo(f"benchctl: dry run: {n} trial{'s' * (n != 1)} on {where}{done}; nothing started, nothing written")
+    epochs = f" of {spec.epochs} epoch{'s' * (spec.epochs != 1)}" if plans else ""
+    echo(
+        f"benchctl: dry run: {n} trial{'s' * (n != 1)}{epochs} on {where}{done}; nothing started, "
+        "nothing written"
+    )
+    for line in after:
+        echo(line)
     if note := idle_note(plans, nodes):
         echo(note)
+    return run
 
 
-def dry_run(spec: SweepSpec, echo: Callable[[str], None] = print) -> None:
-    """Print the trials `spec` plans (id, Ray resources, placement, the nodes that can take it) and the
-    total. Without --cluster no Ray is started; with it, the cluster is joined and left again."""
+def dry_run(
+    spec: SweepSpec, echo: Callable[[str], None] = print, estimator: Estimator | None = None
+) -> DryRun:
+    """Print the trials `spec` plans (id, Ray resources, threads + workers, placement, the nodes that can
+    take it, with `estimator` each one's estimated time) and the total, after every check a sweep makes
+    before its first trial (plan/preflight.py). Without --cluster no Ray is started; with it, the cluster
+    is joined and left again."""
     if spec.cluster is None:
-        _plan(spec, local_nodes(), echo)
-        return
+        return _plan(spec, local_nodes(), echo, estimator)
     import ray
 
     from orchestrator.lab import cluster
 
     try:
         cluster.connect(spec.cluster, spec.cluster_port)
-        _plan(spec, cluster.alive_nodes(), echo)
+        return _plan(spec, cluster.alive_nodes(), echo, estimator)
     finally:
         ray.shutdown()

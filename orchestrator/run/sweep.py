@@ -33,18 +33,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.errors import RUNTIME, BenchctlError
-from orchestrator.lab import cluster, hardware
+from orchestrator.lab import cluster
 from orchestrator.lab.netns import private_network
 from orchestrator.lab.provenance import driver_provenance
-from orchestrator.plan.matrix import describe, expand, param_space, resolve_allotment
-from orchestrator.plan.matrix import unplaceable as find_unplaceable
-from orchestrator.plan.spec import Placement, SpecError, SweepSpec, resolve_devices, spec_differences
+from orchestrator.plan.dryrun import idle_note, local_nodes
+from orchestrator.plan.matrix import describe, param_space
+from orchestrator.plan.preflight import check_dataset, check_devices, plan_trials
+from orchestrator.plan.spec import Placement, SpecError, SweepSpec, spec_differences
 from orchestrator.plan.trial_plan import TrialPlan
 from orchestrator.results.files import ResultsError, compact, write_json_atomic
 from orchestrator.results.sweepstate import progress
 from orchestrator.run.relayfs import start_store, storage_filesystem
-from trainables.config import StartMethod, TrialConfig
-from trainables.data import DatasetUnavailable, check_available
+from trainables.config import StartMethod
 
 
 @dataclass(frozen=True)
@@ -168,22 +168,25 @@ def _compact(results_dir: Path, echo: Callable[[str], None]) -> None:
 
 
 def run_sweep(
-    spec: SweepSpec, echo: Callable[[str], None] = print, keep_ray_logs: bool = False
+    spec: SweepSpec,
+    echo: Callable[[str], None] = print,
+    keep_ray_logs: bool = False,
+    on_plans: Callable[[list[TrialPlan], list[dict], tuple[int, int]], None] | None = None,
 ) -> SweepOutcome:
     """Run the sweep. A local sweep's Ray session folder is removed afterwards, refused or not, unless
-    keep_ray_logs (a cluster's sessions live on its nodes and stay)."""
+    keep_ray_logs (a cluster's sessions live on its nodes and stay). `on_plans(plans, nodes, sizes)` is
+    called once the trials are planned, before the first starts (the command says a long sweep's estimate)."""
     import ray
     from ray import tune
 
     from orchestrator.run.progress import Progress
     from orchestrator.run.tune_glue import ResultsWriter, trial_request, tune_trial
 
-    try:  # the data set is shared by every cell, so any cell's config can check it
-        check_available(TrialConfig(model=spec.models[0], **spec.trial_template()))
-    except DatasetUnavailable as exc:
-        raise SpecError(f"--dataset: {exc}") from None
-    # Claimed before Ray starts (an unwritable --out is a usage error), released if refused below.
     done = _reopen(spec) if spec.resume else None
+    if spec.cluster is None and spec.devices is not None:  # no GPU here: said before a download or Ray
+        check_devices(spec, local_nodes())
+    sizes = check_dataset(spec, fetch=True, echo=echo)  # the checks `--dry-run` makes too (plan/preflight.py)
+    # Claimed before Ray starts (an unwritable --out is a usage error), released if refused below.
     created = [] if spec.resume else _claim_results_dir(spec)
     results_dir = spec.results_dir
 
@@ -211,22 +214,11 @@ def run_sweep(
             # signal): take SIGTERM back so that it ends the sweep like Ctrl-C, with exit 130
             _sigterm_as_interrupt()
             nodes = cluster.alive_nodes()
-            spec = resolve_devices(spec, nodes, echo)  # no --devices: those the nodes have (spec.json's)
-            alloc = resolve_allotment(spec, [int(n["resources"].get("CPU", 0)) for n in nodes])
-            classes = None
-            if spec.per_class:
-                classes = hardware.hardware_classes(nodes, hardware.probe_cpu_models(nodes))
-                wanted = {d.value for d in spec.devices}
-                if not any(c.device in wanted for c in classes):
-                    raise SpecError(
-                        f"--per-class: no node of this cluster has a {' or '.join(sorted(wanted))} class; "
-                        "check `benchctl cluster status`"
-                    )
-            skip = done.done if done else frozenset()
-            plans = _with_run_settings(spec, expand(spec, alloc, skip, classes), done)
-            problem = find_unplaceable(plans, nodes)
-            if problem:
-                raise SpecError(problem)
+            # devices settled (no --devices: those the nodes have, or spec.json's), every cell placeable:
+            # the one planning path `--dry-run` takes too
+            planned = plan_trials(spec, nodes, echo, done.done if done else frozenset())
+            spec, classes = planned.spec, planned.classes
+            plans = _with_run_settings(spec, planned.plans, done)
         except BaseException:
             _release(created)  # a refused sweep leaves nothing behind
             raise
@@ -250,10 +242,10 @@ def run_sweep(
             )
         shapes = sorted({_shape(p) for p in plans})
         echo(f"benchctl: {_trials(len(plans))} on {where}; per trial {'; '.join(shapes)}")
-        from orchestrator.plan.dryrun import idle_note  # the same note `--dry-run` prints
-
         if note := idle_note(plans, nodes):
             echo(note)
+        if on_plans is not None:
+            on_plans(plans, nodes, sizes)
 
         provenance = {**driver_provenance(), "ray_daemons": daemons}
         if done is None:
