@@ -58,6 +58,10 @@ KNOWN_RATES = (
     Rate("resnet18", "cpu", "resident", 128, 3401, 15, _H200_CPU),  # 14.7 s
     Rate("resnet50", "cpu", "loader", 128, 888, 15, _H200_CPU),  # 56.3 s
     Rate("resnet50", "cpu", "resident", 128, 996, 15, _H200_CPU),  # 50.2 s
+    # the 2-core dev VM, 1 thread + 1 worker: the first example's steady epochs (median of 6, load 0.8-3.6)
+    # and bench/cpu_split.py's resnet18 rounds (load 3.6-5)
+    Rate("simple_cnn", "cpu", "loader", 128, 265, 2, _DEV),
+    Rate("resnet18", "cpu", "loader", 128, 170, 2, _DEV),
     Rate("simple_cnn", "gpu", "loader", 128, 12_400, 0, _H200_GPU),
     Rate("simple_cnn", "gpu", "resident", 128, 31_000, 0, _H200_GPU),
     Rate("resnet18", "gpu", "loader", 128, 9_350, 0, _H200_GPU),
@@ -109,15 +113,17 @@ def epoch_images(plan: TrialPlan, sizes: tuple[int, int]) -> tuple[int, int]:
 
 def _known_rate(plan: TrialPlan) -> tuple[float, str]:
     """(images/s, where measured) for `plan` from KNOWN_RATES: the same model if measured, else the measured
-    model nearest in FLOPs scaled by their FLOPs ratio; the same pipeline and nearest batch size first; a
-    CPU cell scaled by its cores over the measured cell's."""
+    model nearest in FLOPs scaled by their FLOPs ratio; the same pipeline, the nearest core count and batch
+    size first; a CPU cell scaled by its cores over the measured cell's."""
     cfg = plan.trial
     same_device = [r for r in KNOWN_RATES if r.device == cfg.device.value]
     flops = train_flops(cfg.model)
 
     def rank(r: Rate):
+        cores = abs(math.log(r.cores / plan.cpus)) if cfg.device is Device.cpu else 0
+        batch = abs(math.log(r.batch_size / cfg.batch_size))
         return (r.model != cfg.model, abs(math.log(train_flops(r.model) / flops)),
-                r.pipeline != cfg.pipeline.value, abs(math.log(r.batch_size / cfg.batch_size)))  # fmt: skip
+                r.pipeline != cfg.pipeline.value, cores, batch)  # fmt: skip
 
     best = min(same_device, key=rank)
     rate = best.images_per_s * train_flops(best.model) / flops
