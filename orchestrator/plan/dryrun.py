@@ -2,11 +2,14 @@
 
     from orchestrator.plan.dryrun import dry_run, idle_nodes, local_nodes
     dry_run(spec, echo=print)       # no --cluster: no Ray at all, this machine as one Ray-style node
+    dry_run(spec, echo, estimator)  # with each trial's estimated time (commands/sweep.py passes one)
     idle_nodes(plans, nodes)        # "host (why)" for each node that can run no cell of the sweep
 
-Without --cluster the plan is made from this machine's CPU count and its NVIDIA device files, so a
-dry run starts no Ray (no /tmp/ray session) and imports no CUDA. With --cluster it joins the cluster
-and asks Ray for the alive nodes, as a real sweep does. Either way nothing is written.
+A dry run makes the checks a sweep makes before its first trial, through the same functions
+(plan/preflight.py: the data set, --devices and GPUs, sizes, placement), so a dry run that passes is a
+sweep that starts. Without --cluster the plan is made from this machine's CPU count and its NVIDIA
+device files, so a dry run starts no Ray (no /tmp/ray session) and imports no torch. With --cluster it
+joins the cluster and asks Ray for the alive nodes, as a real sweep does. Either way nothing is written.
 """
 
 from __future__ import annotations
