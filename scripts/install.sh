@@ -4,9 +4,17 @@
 #   bash scripts/install.sh
 # TORCH_SPEC overrides the torch pin; on x86_64 the lab image serves torch 2.14.1 / torchvision 0.29.1
 # from local disk (a CUDA build that also runs on CPU-only machines).
+# Nothing is reinstalled when .venv was installed from the same pyproject.toml, install.sh and TORCH_SPEC
+# (a stamp in .venv); delete .venv/.benchctl-install to force it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
+stamp=.venv/.benchctl-install
+want=$(cat pyproject.toml scripts/install.sh | sha256sum | cut -d' ' -f1)-${TORCH_SPEC:-default}
+if [ -x .venv/bin/python ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+    echo "benchctl env: .venv is up to date (same pyproject.toml and install.sh); rm $stamp to reinstall"
+    exit 0
+fi
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 if [ "$(uname -m)" = "x86_64" ]; then default_torch="torch==2.14.1 torchvision==0.29.1"; else default_torch="torch torchvision"; fi
@@ -30,3 +38,4 @@ if ! command -v chromium >/dev/null 2>&1; then
     fi
 fi
 .venv/bin/python -c 'import torch, torchvision, ray; print("benchctl env: torch", torch.__version__, "torchvision", torchvision.__version__, "ray", ray.__version__)'
+echo "$want" > "$stamp"

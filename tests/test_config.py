@@ -42,7 +42,33 @@ def test_threads_fit_the_allotment_with_workers():
     assert (loader.data_workers, loader.torch_threads) == (3, 5)
     resident = TrialConfig(model="simple_cnn", cpus=8, workers=3, pipeline="resident")
     assert (resident.data_workers, resident.torch_threads) == (0, 8)
-    assert TrialConfig(model="simple_cnn", cpus=1, workers=4).torch_threads == 1
+    one = TrialConfig(model="simple_cnn", cpus=1, workers=4)
+    assert (one.torch_threads, one.data_workers) == (1, 0)  # a 1-core CPU cell loads in its own process
+
+
+@pytest.mark.parametrize("cores", [1, 2, 3, 4, 16])
+@pytest.mark.parametrize("workers", [0, 1, 2, 4, 8])
+def test_a_cpu_cell_never_runs_more_threads_and_workers_than_cores(cores, workers):
+    """Issue 34 item 4: on 2 cores a CPU cell ran 1 thread + 2 workers, 3 busy processes on 2 cores."""
+    for pipeline in ("loader", "resident"):
+        cfg = TrialConfig(model="simple_cnn", device="cpu", cpus=cores, workers=workers, pipeline=pipeline)
+        assert cfg.torch_threads >= 1 and cfg.torch_threads + cfg.data_workers <= cores
+        assert cfg.torch_threads + cfg.data_workers == cores  # and none is left idle
+        if pipeline == "loader":  # the workers asked for, as far as one core stays for the threads
+            assert cfg.data_workers == min(workers, cores - 1)
+
+
+def test_small_cpu_cells_take_the_split_measured_fastest():
+    # reports/cpu-split: on 2 cores, simple_cnn loader ran fastest as 1 thread + 1 worker
+    two = TrialConfig(model="simple_cnn", device="cpu", cpus=2, workers=2)
+    assert (two.torch_threads, two.data_workers) == (1, 1)
+    sixteen = TrialConfig(model="simple_cnn", device="cpu", cpus=16, workers=2)
+    assert (sixteen.torch_threads, sixteen.data_workers) == (14, 2)  # large cells: as before
+
+
+def test_a_gpu_cell_keeps_its_workers():
+    gpu = TrialConfig(model="simple_cnn", device="gpu", cpus=3, workers=2)
+    assert (gpu.torch_threads, gpu.data_workers) == (1, 2)
 
 
 def test_cell_and_trial_ids():

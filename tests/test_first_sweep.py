@@ -7,6 +7,8 @@ that ran, and a --resume without --devices runs those.
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -22,9 +24,27 @@ from orchestrator.results.reader import read_results
 pytestmark = pytest.mark.slow  # real sweeps: each starts Ray (a refused resume too, to see the nodes)
 
 runner = CliRunner()
-# the README's first sweep line, capped so that it takes seconds (2 steps an epoch, one small model)
-README_SWEEP = ["sweep", "--dataset", "synthetic", "--epochs", "2"]
-CAPS = ["--max-steps", "2", "--train-size", "256", "--test-size", "128", "--models", "simple_cnn"]
+# the README's first sweep line (without its --name), and caps that make it take seconds: given after it,
+# the later value of an option wins (2 steps an epoch, 2 epochs, tiny sizes)
+README_SWEEP = [
+    "sweep",
+    "--models",
+    "simple_cnn",
+    "--epochs",
+    "4",
+    "--train-size",
+    "5000",
+    "--test-size",
+    "1000",
+]
+CAPS = ["--max-steps", "2", "--train-size", "256", "--test-size", "128", "--epochs", "2"]
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_readme_shows_this_first_sweep():
+    assert f"benchctl {' '.join(README_SWEEP)} --name first\n" in (ROOT / "README.md").read_text()
+
+
 HAS_GPU = torch.cuda.is_available()
 
 
@@ -63,13 +83,14 @@ def test_a_resume_without_devices_runs_the_stored_ones_even_where_they_cannot_ru
     args = ["sweep", "--models", "simple_cnn", "--epochs", "2", "--out", str(tmp_path), "--name", "k"]
     result = runner.invoke(app, [*args, "--resume"])
     assert result.exit_code == 2, result.output
-    assert result.stderr.strip().startswith("benchctl: error: gpu cells need 1 GPU")
+    assert result.stderr.strip().startswith("benchctl: error: no GPU found on any node")
+    assert "spec.json (--resume) has gpu cells" in result.stderr
     assert stored_spec(tmp_path / "k")["devices"] == ["cpu", "gpu"]  # untouched
     assert not list((tmp_path / "k").glob("resume-*.json"))
 
 
 def test_a_preset_sweep_records_the_preset_and_the_options_in_effect(tmp_path):
-    overrides = ["--dataset", "synthetic", "--devices", "cpu", "--epochs", "2", *CAPS]
+    overrides = ["--dataset", "synthetic", "--devices", "cpu", "--models", "simple_cnn", *CAPS]
     result = runner.invoke(
         app, ["sweep", "--preset", "paper", *overrides, "--out", str(tmp_path), "--name", "p"]
     )
@@ -83,3 +104,17 @@ def test_a_preset_sweep_records_the_preset_and_the_options_in_effect(tmp_path):
     assert spec["max_eval_steps"] is None
     _, trials = read_results(tmp_path / "p")
     assert trials.batch_size.tolist() == [128] and (trials.status == "ok").all()
+
+
+@pytest.mark.slow
+def test_the_readme_first_sweep_uncapped_gives_an_interval(tmp_path):
+    """The README's first example as written (about 2 minutes on 2 cores): 3 steady epochs per cell, so the
+    report gives each number a 95% interval (the speedup's with a GPU, else the CPU epoch time's)."""
+    result = runner.invoke(app, [*README_SWEEP, "--out", str(tmp_path), "--name", "first"])
+    assert result.exit_code == 0, result.output + str(result.exception)
+    assert "this sweep is estimated to take" not in result.output  # not announced as long
+    report = runner.invoke(app, ["report", str(tmp_path / "first")])
+    assert report.exit_code == 0, report.output
+    row = next(line for line in report.stdout.splitlines() if line.startswith("simple_cnn"))
+    interval = r"\d+(\.\d+)?x \[[\d.]+–[\d.]+\]" if HAS_GPU else r"[\d.]+ \[[\d.]+–[\d.]+\]"
+    assert re.search(interval, row), row

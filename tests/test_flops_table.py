@@ -56,3 +56,25 @@ def test_the_report_imports_no_torch_torchvision_or_ray(tmp_path):
     out = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True,
                          check=True, cwd=ROOT)  # fmt: skip
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_the_paper_models_parameter_counts_are_what_torch_counts():
+    from orchestrator.analysis.flops_table import PAPER_PARAMS
+    from trainables.models import accepts_native_input, param_count  # torch: the test may
+
+    assert tuple(PAPER_PARAMS) == PAPER_MODELS
+    for model, count in PAPER_PARAMS.items():
+        assert param_count(model) == count, model
+        assert accepts_native_input(model), model
+
+
+def test_benchctl_models_imports_no_torch():
+    """`benchctl models` lists the paper's models from the table: importing torch cost it 6 s on 2 cores."""
+    code = (
+        "import sys; from typer.testing import CliRunner; from orchestrator.cli import app; "
+        "r = CliRunner().invoke(app, ['models']); assert r.exit_code == 0, r.output; print(r.output); "
+        "print(sorted(m for m in ('torch', 'torchvision', 'ray') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert "resnet50                   23,528,522  yes" in out.stdout
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout

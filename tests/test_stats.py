@@ -638,3 +638,17 @@ def test_pairing_helpers():
     assert not several_classes(pd.DataFrame({"model": ["m"], "speedup": [2.0]}))  # no class columns
     assert pair_label(EPYC, H200) == f"{H200} vs {EPYC}" and pair_label("", H200) == H200
     assert pair_label(None, "") == class_label("") == "unknown class"
+
+
+def test_a_one_sided_cell_gets_an_interval_on_its_epoch_time():
+    """A CPU-only sweep has no speedup; its result is the epoch time, so that gets the 95% interval."""
+    from orchestrator.analysis.speedups import bootstrap_median_ci
+    from orchestrator.report.formats import fmt_seconds_ci
+
+    samples = [17.0, 17.2, 18.9]
+    low, high = bootstrap_median_ci(samples)
+    assert 17.0 <= low <= 17.2 <= high <= 18.9
+    assert bootstrap_median_ci(samples) == (low, high)  # seeded: the same samples, the same interval
+    assert all(math.isnan(v) for v in bootstrap_median_ci([17.0]))
+    assert fmt_seconds_ci(17.2, 17.0, 18.9) == "17.2 [17.0–18.9]"
+    assert fmt_seconds_ci(17.2, math.nan, math.nan) == "17.2"

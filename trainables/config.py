@@ -154,12 +154,19 @@ class TrialConfig:
     # -- derived, never stored: one source of truth --------------------------------------------
     @property
     def data_workers(self) -> int:
-        """DataLoader workers actually used: the resident pipeline has none."""
-        return self.workers if self.pipeline is Pipeline.loader else 0
+        """DataLoader workers actually used: the resident pipeline has none; a CPU cell keeps at least one
+        core for its torch threads, so threads + workers never exceed its cores (`--workers 2` on 2 cores:
+        1 thread + 1 worker; measured fastest of 2+0, 1+1 and 1+2 there, reports/cpu-split). A GPU cell's
+        cores are 1 + its workers unless --gpu-cpus says otherwise; its workers stay as asked."""
+        if self.pipeline is not Pipeline.loader:
+            return 0
+        if self.device is Device.cpu:
+            return min(self.workers, self.cpus - 1)
+        return self.workers
 
     @property
     def torch_threads(self) -> int:
-        """Intra-op threads: the allotment minus the cores the DataLoader workers occupy."""
+        """Intra-op threads: the allotment minus the cores the DataLoader workers occupy (at least 1)."""
         return max(1, self.cpus - self.data_workers)
 
     @property

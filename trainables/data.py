@@ -29,14 +29,11 @@ from torchvision.transforms import v2
 
 from trainables.config import CROP_PADDING, EVAL_BATCH_SIZE, IMAGE_SIZE, NUM_CLASSES, Pipeline, TrialConfig
 from trainables.datacache import Arrays, cached_arrays, fingerprint
+from trainables.datacheck import DatasetUnavailable, dataset_sizes  # noqa: F401 (the error: re-exported)
 
 # CIFAR-10's per-channel statistics; used for every data set so the pipelines cost the same.
 MEAN = (0.4914, 0.4822, 0.4465)
 STD = (0.2470, 0.2435, 0.2616)
-
-
-class DatasetUnavailable(RuntimeError):
-    """The data set cannot be loaded here; the message says what to do."""
 
 
 # ---- data sets ------------------------------------------------------------------------------
@@ -114,29 +111,12 @@ def folder_arrays(root: Path) -> Arrays:
 
 def check_available(cfg: TrialConfig) -> None:
     """Fail fast (DatasetUnavailable) when the trial's data set cannot be loaded here. cifar10 is
-    downloaded into the data dir if missing; a folder is scanned (files listed, none decoded)."""
+    downloaded into the data dir if missing; a folder is listed as ImageFolder lists it, none decoded
+    (trainables/datacheck.py, which `sweep --dry-run` runs too)."""
     if cfg.dataset == "cifar10":
         cifar10_arrays(cfg.resolved_data_dir())
-    elif cfg.dataset.startswith("folder:"):
-        from torchvision.datasets import ImageFolder
-
-        root = Path(cfg.dataset.removeprefix("folder:")).expanduser()
-        if not root.is_dir():
-            raise DatasetUnavailable(
-                f"dataset folder {root} does not exist; pass a folder holding train/ and test/, each with "
-                "one folder of images per class"
-            )
-        for sub in ("train", "test"):
-            if not (root / sub).is_dir():
-                raise DatasetUnavailable(
-                    f"dataset folder {root} has no {sub}/ subfolder; it needs train/ and test/, each "
-                    "holding one folder of images per class"
-                )
-        for sub in ("train", "test"):
-            try:
-                ImageFolder(str(root / sub))
-            except (FileNotFoundError, RuntimeError) as exc:
-                raise DatasetUnavailable(f"dataset folder {root / sub}: {exc}") from None
+    else:
+        dataset_sizes(cfg)
 
 
 # Bump when synthetic_arrays draws other images, or folder_arrays decodes or resizes differently:

@@ -18,21 +18,11 @@ from importlib import metadata
 import torch
 
 from trainables.config import Device, TrialConfig
+from trainables.hostinfo import cpu_model  # noqa: F401 (re-exported: rows and probes read it here)
 
 
 class DeviceUnavailable(RuntimeError):
     """The trial's device does not exist in this process."""
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def _version(dist: str) -> str | None:

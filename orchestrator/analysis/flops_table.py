@@ -1,4 +1,5 @@
-"""Training FLOPs per 32x32 image of the models benchctl reports on, as data: the report imports no torch.
+"""Training FLOPs per 32x32 image of the models benchctl reports on, and the paper models' exact parameter
+counts, as data: the report and `benchctl models` import no torch.
 
     from orchestrator.analysis.flops_table import train_flops
     train_flops("resnet18") / 1e9    # 0.217 GFLOP per training image
@@ -35,6 +36,11 @@ TRAIN_FLOPS_PER_IMAGE = {  # model -> FLOPs of one training image (trainables.fl
     "vgg11": 1_630_519_296,
     "vgg16": 2_593_112_064,
 }
+
+# The paper's three models: exact parameters as benchctl trains them (NUM_CLASSES = 10 outputs), each
+# trainables.models.param_count(model); all three run on native 32x32 input. `benchctl models` prints these
+# without importing torch (6 s on a 2-core host); tests/test_flops_table.py recounts them with torch.
+PAPER_PARAMS = {"simple_cnn": 551_018, "resnet18": 11_181_642, "resnet50": 23_528_522}
 
 
 def train_flops(model: str) -> float:

@@ -113,6 +113,22 @@ def _cached_ratios(cpu_bytes: bytes, gpu_bytes: bytes, n_resamples: int, seed: i
     return ratios
 
 
+def bootstrap_median_ci(
+    samples, *, n_resamples: int = CI_RESAMPLES, confidence: float = CI_CONFIDENCE, seed: int = CI_SEED
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of median(samples): one side's epoch time, the result of a cell with
+    no other device to divide by (a CPU-only sweep). Resampled as bootstrap_speedup_ci resamples a side;
+    (nan, nan) with fewer than 2 samples."""
+    values = np.atleast_1d(np.asarray(samples, dtype=float))
+    values = values[~np.isnan(values)]
+    if len(values) < 2:
+        return (math.nan, math.nan)
+    medians = _resampled_medians(np.random.default_rng(seed), values, n_resamples)
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(medians, [tail, 100 - tail])
+    return (float(low), float(high))
+
+
 def _resampled_medians(rng: np.random.Generator, values: np.ndarray, n_resamples: int) -> np.ndarray:
     """Medians of n_resamples resamples (with replacement) of `values`: the same draws as
     rng.choice(values, size=(n_resamples, n)) and the same medians as np.median(axis=1). The drawn
@@ -177,7 +193,8 @@ def speedup_table(epochs: pd.DataFrame, summary: pd.DataFrame | None = None) -> 
     by params:
 
     cpu_class, gpu_class (the cells' hw_class), params, cpu_epoch_s, gpu_epoch_s (cell medians, see
-    cell_summary), cpu_epoch_s_iqr, gpu_epoch_s_iqr,
+    cell_summary), cpu_epoch_s_iqr, gpu_epoch_s_iqr, cpu_epoch_s_low/high and gpu_epoch_s_low/high (each
+    side's 95% bootstrap interval of its median, bootstrap_median_ci; NaN under 2 samples),
     speedup = speedup(cpu steady epoch_s, gpu steady epoch_s) = cpu_epoch_s / gpu_epoch_s (NaN when a
     device is missing), speedup_low, speedup_high = bootstrap_speedup_ci(the same samples) (NaN when a
     side has fewer than 2 samples), cpu_acc, gpu_acc, cpu_data_share, gpu_data_share, cpu_n, gpu_n,
@@ -198,8 +215,8 @@ def speedup_table(epochs: pd.DataFrame, summary: pd.DataFrame | None = None) -> 
     """
     columns = PAIR + [
         "cpu_class", "gpu_class", "params", "cpu_epoch_s", "gpu_epoch_s", "cpu_epoch_s_iqr",
-        "gpu_epoch_s_iqr", "speedup",
-        "speedup_low", "speedup_high", "cpu_acc", "gpu_acc", "cpu_data_share",
+        "gpu_epoch_s_iqr", "cpu_epoch_s_low", "cpu_epoch_s_high", "gpu_epoch_s_low", "gpu_epoch_s_high",
+        "speedup", "speedup_low", "speedup_high", "cpu_acc", "gpu_acc", "cpu_data_share",
         "gpu_data_share", "cpu_n", "gpu_n", "cpu_device", "gpu_device", "flags", "cpu_energy_j",
         "gpu_energy_j", "gpu_util_pct", "gpu_cell_energy_j", "gpu_energy_scope", "energy_speedup",
         "cpu_capped", "gpu_capped",
@@ -240,6 +257,12 @@ def _same(a, b) -> bool:
     return (pd.isna(a) and pd.isna(b)) if pd.isna(a) or pd.isna(b) else a == b
 
 
+def _epoch_ci(device: str, samples: np.ndarray) -> dict:
+    """A side's epoch-time interval (bootstrap_median_ci), as `{cpu,gpu}_epoch_s_low` and `_high`."""
+    low, high = bootstrap_median_ci(samples)
+    return {f"{device}_epoch_s_low": low, f"{device}_epoch_s_high": high}
+
+
 def _pair_row(side: dict[str, pd.Series | None], samples: dict[str, pd.Series]) -> dict:
     """The speedup_table columns after params for one CPU cell and one GPU cell (either may be None)."""
 
@@ -254,6 +277,8 @@ def _pair_row(side: dict[str, pd.Series | None], samples: dict[str, pd.Series]) 
         gpu_epoch_s=get("gpu", "epoch_s"),
         cpu_epoch_s_iqr=get("cpu", "epoch_s_iqr"),
         gpu_epoch_s_iqr=get("gpu", "epoch_s_iqr"),
+        **_epoch_ci("cpu", samples["cpu"]),
+        **_epoch_ci("gpu", samples["gpu"]),
         speedup=speedup(samples["cpu"], samples["gpu"]),
         speedup_low=low,
         speedup_high=high,

@@ -9,6 +9,7 @@ benchctl sweep --name lab1 --resume                # after a crash: runs only th
 
 from __future__ import annotations
 
+import functools
 import inspect
 from pathlib import Path
 from typing import Annotated, Any
@@ -73,6 +74,27 @@ def _parameter(o: Option) -> inspect.Parameter:
     )
 
 
+def _estimate_dry_run(out: Path, run) -> tuple[dict[str, str], list[str]]:
+    """A dry run's estimate (analysis/estimate.py): each trial's time, and the sweep's with its source."""
+    from orchestrator.analysis.estimate import duration, estimate
+
+    est = estimate(run.planned.plans, run.nodes, run.sizes, out)
+    cells = {tid: f"{duration(t.total_s)} ({t.source})" for tid, t in est.trials.items()}
+    return cells, [f"benchctl: estimate: ~{duration(est.total_s)} for the sweep ({est.source_line()})"]
+
+
+def _say_if_long(out: Path, plans, nodes, sizes) -> None:
+    """Before a sweep's first trial: one line when it is estimated to take over ~15 minutes."""
+    from orchestrator.analysis.estimate import estimate, long_sweep_note
+
+    try:
+        note = long_sweep_note(estimate(plans, nodes, sizes, out))
+    except Exception as exc:  # an estimate never stops a sweep
+        note = f"benchctl: note: no time estimate ({type(exc).__name__}: {exc})"
+    if note:
+        typer.echo(note)
+
+
 def sweep(ctx: typer.Context, **values: Any) -> None:
     """Run the sweep on Ray Tune; results land in OUT/NAME as Parquet."""
     if values["resume"] and not values["name"]:
@@ -90,12 +112,22 @@ def sweep(ctx: typer.Context, **values: Any) -> None:
         from orchestrator.plan import dryrun
         from orchestrator.results.sweepstate import reopen  # --resume: what is already complete
 
-        dryrun.dry_run(spec, echo=typer.echo, done=reopen(spec).done if spec.resume else None)
+        dryrun.dry_run(
+            spec,
+            echo=typer.echo,
+            done=reopen(spec).done if spec.resume else None,
+            estimator=functools.partial(_estimate_dry_run, spec.out),
+        )
         return
     from orchestrator.run.sweep import run_sweep  # Ray and pandas behind it: not for --help or a refusal
 
     try:
-        outcome = run_sweep(spec, echo=typer.echo, keep_ray_logs=values["keep_ray_logs"])
+        outcome = run_sweep(
+            spec,
+            echo=typer.echo,
+            keep_ray_logs=values["keep_ray_logs"],
+            on_plans=functools.partial(_say_if_long, spec.out),
+        )
     except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (run_sweep takes it as one)
         if not (spec.results_dir / "spec.json").is_file():  # stopped before it began: nothing to resume
             raise

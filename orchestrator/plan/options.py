@@ -116,7 +116,9 @@ OPTIONS: tuple[Option, ...] = (
            "under $XDG_CACHE_HOME when that is set",
            to_field=lambda path: str(path) if path else ""),
     Option("workers", int, d.WORKERS, "DataLoader worker processes (loader pipeline).", "workers",
-           doc="DataLoader worker processes per trial (`loader` pipeline only)"),
+           doc="DataLoader worker processes per trial (`loader` pipeline only); a CPU cell keeps a core for "
+           "its torch threads, so it runs at most its cores - 1 (2 cores: 1 thread + 1 worker, measured "
+           "fastest there: `reports/cpu-split/`)"),
     Option("max_steps", int, None,
            "Cap training steps per epoch; epoch time is extrapolated (marked).", "max_steps",
            shown="none: no cap",
@@ -188,10 +190,13 @@ OPTIONS: tuple[Option, ...] = (
            "cells, each cut trial continuing from its last epoch checkpoint. Options not given come from its "
            "`spec.json`; one given again must match it, except those a resume may change ({resumable})"),
     Option("dry_run", bool, False, "List the planned trials and where each can run; start nothing.", None,
-           doc="list the planned trials (id, Ray resources, placement, the nodes that can take each) and the "
-           "total; nothing is started or written. Without `--cluster` no Ray starts (this machine's CPU "
-           "count and NVIDIA device files); with it, the nodes that can run no cell are named with the "
-           "reason, as at the start of a real sweep"),
+           doc="list the planned trials (id, Ray resources, placement, threads + workers, an estimated "
+           "time, the nodes that can take each) and the sweep's estimated time, after every check a sweep "
+           "makes before it trains (data set, devices, sizes, names); nothing is started or written. The "
+           "estimate comes from this machine's earlier runs under `--out`, else from FLOPs and a measured "
+           "rate (`orchestrator/analysis/estimate.py`; rough). Without `--cluster` no Ray starts (this "
+           "machine's CPU count and NVIDIA device files); with it, the nodes that can run no cell are named "
+           "with the reason, as at the start of a real sweep"),
     Option("keep_ray_logs", bool, False,
            "Keep a local sweep's Ray session folder (logs), which is otherwise removed.", None,
            doc="a local sweep removes the Ray session folder (`/tmp/ray/session_*`) it created; this keeps "

@@ -4,7 +4,8 @@
     planned.plans                                        # one TrialPlan per trial to run
     idle_note(planned.plans, nodes)                      # the "can run no cell" line, or None
 
-The steps, in order: the devices the nodes have (no --devices), each cell's cores against the nodes,
+The steps, in order: the devices the nodes have (no --devices), gpu cells refused where no node has a
+GPU (preflight.check_devices, the "no GPU found on any node" line), each cell's cores against the nodes,
 the hardware classes (--per-class), the grid expanded minus the trials already complete (`skip`, a
 --resume's), and a refusal when some trial fits no node. `benchctl sweep --dry-run` (dryrun.py) and
 the sweep driver (orchestrator/run/sweep.py) both call `plan_sweep`, so what a dry run prints is
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from orchestrator.lab import hardware
 from orchestrator.lab.hardware import HwClass
 from orchestrator.plan.matrix import _fits, describe, expand, resolve_allotment, unplaceable
+from orchestrator.plan.preflight import check_devices
 from orchestrator.plan.spec import SpecError, SweepSpec, resolve_devices
 from orchestrator.plan.trial_plan import TrialPlan
 from trainables.config import Device
@@ -44,8 +46,10 @@ def plan_sweep(
 ) -> SweepPlan:
     """Plan `spec` on `nodes` (cluster.alive_nodes' shape). `cpu_models` names each node's CPU for
     --per-class (Ray's probe by default; a local dry run reads this machine's without Ray). Raises
-    SpecError when the cluster has no class of the asked-for devices or a trial fits no node."""
+    SpecError for gpu cells where no node has a GPU, when the cluster has no class of the asked-for
+    devices, or when a trial fits no node."""
     spec = resolve_devices(spec, nodes, echo)  # no --devices: those the nodes have
+    check_devices(spec, nodes)
     alloc = resolve_allotment(spec, [int(n["resources"].get("CPU", 0)) for n in nodes])
     classes = _classes(spec, nodes, cpu_models)
     plans = expand(spec, alloc, skip, classes)

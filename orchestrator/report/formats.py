@@ -39,6 +39,13 @@ def fmt_speedup_ci(x, low, high) -> str:
     return f"{float(x):.2f}x [{float(low):.2f}–{float(high):.2f}]"
 
 
+def fmt_seconds_ci(x, low, high) -> str:
+    """Seconds with an interval, "17.2 [16.9–17.8]"; plain fmt_seconds without one."""
+    if is_missing(x) or is_missing(low) or is_missing(high):
+        return fmt_seconds(x)
+    return f"{fmt_seconds(x)} [{fmt_seconds(low)}–{fmt_seconds(high)}]"
+
+
 def fmt_pct(x, decimals: int = 1) -> str:
     return DASH if is_missing(x) else f"{100 * float(x):.{decimals}f}%"
 

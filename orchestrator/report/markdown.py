@@ -73,8 +73,9 @@ HOW_TO_READ = f"""## How to read this
   samples (all epochs of all repeats) of each side are resampled with replacement, {CI_RESAMPLES}
   times with a fixed seed (so the same results always give the same interval), and the interval spans
   the central {CI_CONFIDENCE:.0%} of median(CPU resample) / median(GPU resample). It reflects the
-  epoch-to-epoch and repeat-to-repeat spread on this machine, not other hardware. No bracket means a
-  side has fewer than 2 samples.
+  epoch-to-epoch and repeat-to-repeat spread on this machine, not other hardware. After the epoch time
+  of a cell measured on one device only, the same interval of its median. No bracket means a side has
+  fewer than 2 samples.
 - **noisy** = on that side the interquartile range (q75 − q25) of the epoch times is more than
   {NOISY_IQR_SHARE:.0%} of their median. **single-sample** = that side has only one epoch time, so no
   interval can be computed; run more epochs or repeats. **steal N%** = on that side the VM's

@@ -19,6 +19,7 @@ from orchestrator.report.formats import (
     fmt_params,
     fmt_pct,
     fmt_seconds,
+    fmt_seconds_ci,
     fmt_speedup,
     fmt_speedup_ci,
     fmt_util,
@@ -35,6 +36,16 @@ def _acc(acc, capped, other_capped, other_n) -> str:
     return f"{text} (capped)" if capped and apart and text != DASH else text
 
 
+def _epoch(r, side: str, other: str) -> str:
+    """A side's epoch time; with its 95% interval when the other side is missing, so there is no speedup
+    and the time itself is the result (a CPU-only sweep)."""
+    x = getattr(r, f"{side}_epoch_s")
+    if getattr(r, f"{other}_n"):
+        return fmt_seconds(x)
+    low, high = (getattr(r, f"{side}_epoch_s_{end}", None) for end in ("low", "high"))
+    return fmt_seconds_ci(x, low, high)
+
+
 # Every column a results table can show: header -> how one speedup-table row renders in it.
 _COLUMNS = {
     "model": lambda r: r.model,
@@ -45,8 +56,8 @@ _COLUMNS = {
     "step": lambda r: "compiled" if getattr(r, "compile", "off") == "on" else "eager",
     "CPU class": lambda r: class_label(r.cpu_class) if r.cpu_n else DASH,
     "GPU class": lambda r: class_label(r.gpu_class) if r.gpu_n else DASH,
-    "CPU epoch s": lambda r: fmt_seconds(r.cpu_epoch_s),
-    "GPU epoch s": lambda r: fmt_seconds(r.gpu_epoch_s),
+    "CPU epoch s": lambda r: _epoch(r, "cpu", "gpu"),
+    "GPU epoch s": lambda r: _epoch(r, "gpu", "cpu"),
     "speedup": lambda r: fmt_speedup_ci(r.speedup, r.speedup_low, r.speedup_high),
     "CPU acc": lambda r: _acc(r.cpu_acc, r.cpu_capped, r.gpu_capped, r.gpu_n),
     "GPU acc": lambda r: _acc(r.gpu_acc, r.gpu_capped, r.cpu_capped, r.cpu_n),

@@ -35,16 +35,17 @@ from orchestrator.errors import RUNTIME, BenchctlError
 from orchestrator.lab import cluster
 from orchestrator.lab.netns import private_network
 from orchestrator.lab.provenance import driver_provenance
+from orchestrator.plan.dryrun import local_nodes
 from orchestrator.plan.matrix import describe, param_space
 from orchestrator.plan.planning import idle_note, plan_sweep
+from orchestrator.plan.preflight import check_dataset, check_devices
 from orchestrator.plan.spec import Placement, SpecError, SweepSpec
 from orchestrator.plan.trial_plan import TrialPlan
 from orchestrator.results.compact import compact, restore_trial_files
 from orchestrator.results.files import ResultsError, write_json_atomic
 from orchestrator.results.sweepstate import reopen
 from orchestrator.run.relayfs import start_store, storage_filesystem
-from trainables.config import StartMethod, TrialConfig
-from trainables.data import DatasetUnavailable, check_available
+from trainables.config import StartMethod
 
 
 @dataclass(frozen=True)
@@ -146,22 +147,25 @@ def _compact(results_dir: Path, echo: Callable[[str], None]) -> None:
 
 
 def run_sweep(
-    spec: SweepSpec, echo: Callable[[str], None] = print, keep_ray_logs: bool = False
+    spec: SweepSpec,
+    echo: Callable[[str], None] = print,
+    keep_ray_logs: bool = False,
+    on_plans: Callable[[list[TrialPlan], list[dict], tuple[int, int]], None] | None = None,
 ) -> SweepOutcome:
     """Run the sweep. A local sweep's Ray session folder is removed afterwards, refused or not, unless
-    keep_ray_logs (a cluster's sessions live on its nodes and stay)."""
+    keep_ray_logs (a cluster's sessions live on its nodes and stay). `on_plans(plans, nodes, sizes)` is
+    called once the trials are planned, before the first starts (the command says a long sweep's estimate)."""
     import ray
     from ray import tune
 
     from orchestrator.run.progress import Progress
     from orchestrator.run.tune_glue import ResultsWriter, trial_request, tune_trial
 
-    try:  # the data set is shared by every cell, so any cell's config can check it
-        check_available(TrialConfig(model=spec.models[0], **spec.trial_template()))
-    except DatasetUnavailable as exc:
-        raise SpecError(f"--dataset: {exc}") from None
-    # Claimed before Ray starts (an unwritable --out is a usage error), released if refused below.
     done = reopen(spec) if spec.resume else None
+    if spec.cluster is None and spec.devices is not None:  # no GPU here: said before a download or Ray
+        check_devices(spec, local_nodes())  # plan_sweep checks it again on Ray's nodes
+    sizes = check_dataset(spec, fetch=True, echo=echo)  # the checks `--dry-run` makes too (plan/preflight.py)
+    # Claimed before Ray starts (an unwritable --out is a usage error), released if refused below.
     created = [] if spec.resume else _claim_results_dir(spec)
     results_dir = spec.results_dir
 
@@ -189,7 +193,8 @@ def run_sweep(
             # signal): take SIGTERM back so that it ends the sweep like Ctrl-C, with exit 130
             _sigterm_as_interrupt()
             nodes = cluster.alive_nodes()
-            # the same planning as --dry-run's (plan/planning.py); spec's devices resolved (spec.json's)
+            # the same planning as --dry-run's (plan/planning.py); spec's devices resolved (spec.json's),
+            # gpu cells refused without a GPU, every cell placeable
             planned = plan_sweep(spec, nodes, echo, skip=done.done if done else frozenset())
             spec, classes = planned.spec, planned.classes
             plans = _with_run_settings(spec, planned.plans, done)
@@ -218,6 +223,8 @@ def run_sweep(
         echo(f"benchctl: {_trials(len(plans))} on {where}; per trial {'; '.join(shapes)}")
         if note := idle_note(plans, nodes):  # the same note `--dry-run` prints
             echo(note)
+        if on_plans is not None:
+            on_plans(plans, nodes, sizes)
 
         provenance = {**driver_provenance(), "ray_daemons": daemons}
         if done is None:
