@@ -139,7 +139,8 @@ def _history(out: Path | None) -> dict[tuple, list]:
     dirs = [d for d in sorted(Path(out).iterdir()) if (d / "spec.json").is_file() and (d / "epochs").is_dir()]
     if not dirs:
         return {}
-    from orchestrator.results.files import ResultsError, read_kind  # pandas: only when there are runs
+    from orchestrator.results.files import ResultsError
+    from orchestrator.results.reader import read_kind  # pandas: only when there are runs
 
     columns = ("model", "device", "batch_size", "pipeline", "precision", "compile", "device_name",
                "cpus_allotted", "warmup", "restored", "images_per_s", "eval_images", "eval_s")  # fmt: skip
