@@ -122,7 +122,7 @@ def test_a_real_sweep_estimates_before_its_first_trial(tmp_path, monkeypatch):
 
     from orchestrator.analysis import estimate as module
     from orchestrator.cli import app
-    from orchestrator.results.files import read_results
+    from orchestrator.results.reader import read_results
 
     monkeypatch.setattr(module, "LONG_SWEEP_S", 0)  # any sweep is "long"
     args = ["sweep", "--models", "simple_cnn", "--devices", "cpu", "--epochs", "2", "--max-steps", "2",
