@@ -80,3 +80,30 @@ def test_each_attempt_is_one_record_written_as_it_goes(tmp_path, tiny):
             "resnet18_cpu_bs32_loader_fp32_r0-a1.parquet",
         ]
     )
+
+
+def test_an_attempt_that_ended_before_its_neighbour_reported_still_names_it(tmp_path, tiny):
+    # b starts while a runs, but its host is known only from its first report, after a has ended
+    a, b = _plan("simple_cnn", tiny), _plan("resnet18", tiny)
+    writer = ResultsWriter(tmp_path, {})
+    ta, tb = _Trial("t1", a), _Trial("t2", b)
+    writer.on_trial_start(0, [], ta)
+    writer.on_trial_result(0, [], ta, _result(1, host="h"))
+    writer.on_trial_start(0, [], tb)
+    writer.on_trial_complete(0, [], ta)
+    first = _rows(tmp_path / "trials" / "simple_cnn_cpu_bs32_loader_fp32_r0-a1.parquet")[0]
+    assert first["overlapped_with"] is None and first["status"] == "ok"
+    writer.on_trial_result(0, [], tb, _result(1, host="h"))
+    first = _rows(tmp_path / "trials" / "simple_cnn_cpu_bs32_loader_fp32_r0-a1.parquet")[0]
+    assert first["overlapped_with"] == b.trial.trial_id and first["status"] == "ok"
+    writer.on_trial_complete(0, [], tb)
+    second = _rows(tmp_path / "trials" / "resnet18_cpu_bs32_loader_fp32_r0-a1.parquet")[0]
+    assert second["overlapped_with"] == a.trial.trial_id
+    # a later attempt on another host, or one started after a ended, leaves the row alone
+    tc = _Trial("t3", _plan("resnet50", tiny))
+    writer.on_trial_start(0, [], tc)
+    writer.on_trial_result(0, [], tc, _result(1, host="h"))
+    first = _rows(tmp_path / "trials" / "simple_cnn_cpu_bs32_loader_fp32_r0-a1.parquet")[0]
+    assert first["overlapped_with"] == b.trial.trial_id
+    names = [p.name for p in writer.written if p.parent.name == "trials"]
+    assert len(names) == len(set(names))  # a rewritten row is listed once

@@ -171,6 +171,8 @@ class Attempt:
     checkpoint: tuple[str, int] | None = None  # its latest persisted checkpoint: (path, epoch it follows)
     host_since: datetime | None = None  # when it ran on info["host"]: its start, once its host is known
     ended: datetime | None = None
+    status: str = "partial"  # as its trials row last said: partial, then ok or error
+    error: str | None = None
 
     @property
     def trial_id(self) -> str:
@@ -231,6 +233,7 @@ class ResultsWriter(Callback):
             attempt.info = json.loads(result[INFO_KEY])
             attempt.host_since = attempt.started or datetime.now(timezone.utc)
             self._hosted[trial.trial_id] = attempt
+            self._tell_ended_neighbours(trial.trial_id, attempt)
         attempt.rows.append({k: result[k] for k in EPOCH_METRICS if k in result})
         self._write(trial, status="partial", error=None)
 
@@ -241,6 +244,18 @@ class ResultsWriter(Callback):
             path = path.relative_to(self.results_dir.resolve())
         attempt.checkpoint = (str(path), attempt.rows[-1]["epoch"] if attempt.rows else 0)
         self._write(trial, status="partial", error=None, epochs=False)
+
+    def _tell_ended_neighbours(self, tid: str, attempt: Attempt) -> None:
+        """An attempt's host is known only from its first report: an attempt on that host that ended
+        after this one started, but before that report, overlapped it too. Rewrite its trials row."""
+        for key, other in self._hosted.items():
+            if (
+                key != tid
+                and other.ended is not None
+                and other.info.get("host") == attempt.info.get("host")
+                and other.ended > attempt.host_since
+            ):
+                self._write_attempt(key, other, other.status, other.error, other.ended, epochs=False)
 
     def overlapped(self, tid: str, end: datetime) -> str | None:
         """Other trials that ran on the same host at some moment of this attempt (driver clock)."""
@@ -281,8 +296,18 @@ class ResultsWriter(Callback):
     def _write(
         self, trial, status: str, error: str | None, ended: datetime | None = None, epochs: bool = True
     ) -> None:
-        tid = trial.trial_id
-        attempt = self._attempt(trial)
+        self._write_attempt(trial.trial_id, self._attempt(trial), status, error, ended, epochs)
+
+    def _write_attempt(
+        self,
+        tid: str,
+        attempt: Attempt,
+        status: str,
+        error: str | None,
+        ended: datetime | None,
+        epochs: bool = True,
+    ) -> None:
+        attempt.status, attempt.error = status, error
         plan, info, rows = attempt.plan, attempt.info, attempt.rows
         cfg = plan.trial
         identity = {
@@ -328,5 +353,5 @@ class ResultsWriter(Callback):
             "config_json": json.dumps(cfg.to_dict(), sort_keys=True),
         }
         path = write_rows(self.results_dir, "trials", key, [trial_row])
-        if status != "partial":
+        if status != "partial" and path not in self.written:  # an ended row may be rewritten
             self.written.append(path)
