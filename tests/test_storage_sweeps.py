@@ -45,6 +45,7 @@ def ray_tmp():
 @pytest.fixture
 def s3(monkeypatch):
     """A bucket `bkt` on moto's S3-compatible server on a free loopback port: its host:port."""
+    pytest.importorskip("moto.server", reason="moto[server] (pyproject's test extras) is not installed")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
