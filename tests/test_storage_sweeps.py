@@ -108,7 +108,8 @@ def test_s3_storage_holds_the_checkpoints_every_2_epochs_and_a_resume_continues_
     assert second.status == "ok" and second.restored_from_epoch == 2  # fetched from the bucket
     assert second.checkpoint.startswith("s3://bkt/ckpt/s3-resume-") and second.checkpoint_epoch == 4
     final = ok_epochs(epochs, trials)
-    assert list(final.epoch) == [1, 2, 3, 4] and list(final.from_attempt) == [1, 1, 2, 2]
+    assert list(final.epoch) == [1, 2, 3, 4] and list(final.from_attempt) == [1, 1, 2, 2]  # epoch 3 re-run
+    assert final.restored.fillna(False).tolist() == [False, False, True, False]
     assert final.checkpoint_mb.notna().tolist() == [False, True, False, True]  # after epochs 2 and 4 only
     assert (final.checkpoint_mb.dropna() > 0).all() and (final.checkpoint_s.dropna() > 0).all()
     assert len(_checkpoints(bucket, "bkt/ckpt")) == 2  # the latest of each run: after epochs 2 and 4
