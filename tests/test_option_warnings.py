@@ -23,6 +23,12 @@ def test_options_without_effect_in_the_combination_are_named():
     both = {"dataset": "synthetic", "pipelines": ("loader", "resident")}
     assert unused_options(both, {"train_size", "workers"}) == []  # loader cells use the workers
     assert unused_options(cifar, set()) == []  # a default is never warned about
+    off = {"dataset": "synthetic", "checkpoint": False}
+    assert unused_options(off, {"checkpoint_every", "checkpoint_every_s"}) == [
+        "--checkpoint-every has no effect with --no-checkpoint: no trial checkpoints",
+        "--checkpoint-every-s has no effect with --no-checkpoint: no trial checkpoints",
+    ]
+    assert unused_options({**off, "checkpoint": True}, {"checkpoint_every"}) == []
 
 
 @pytest.mark.parametrize(
@@ -32,6 +38,10 @@ def test_options_without_effect_in_the_combination_are_named():
         (
             ["--dataset", "cifar10", "--train-size", "100"],
             "--train-size has no effect with --dataset cifar10",
+        ),
+        (
+            ["--no-checkpoint", "--checkpoint-every", "2"],
+            "--checkpoint-every has no effect with --no-checkpoint",
         ),
     ],
 )

@@ -20,8 +20,12 @@ class _Trial:
 
 
 class _Checkpoint:
+    """What the writer reads of Tune's Checkpoint: its path and the filesystem it lies on."""
+
     def __init__(self, path):
-        self.path = str(path)
+        import pyarrow.fs as pafs
+
+        self.path, self.filesystem = str(path), pafs.LocalFileSystem()
 
 
 def _plan(model: str, tiny) -> TrialPlan:

@@ -84,6 +84,35 @@ def _positive_int(name: str, value, *, allow_none: bool = False, allow_zero: boo
         raise ValueError(f"{name}: {value} is not allowed; must be at least {low}")
 
 
+@dataclass(frozen=True)
+class CheckpointPolicy:
+    """After which epochs a trial persists its state (trainables/checkpoint.py): once `every_epochs`
+    epochs have passed since its last checkpoint, and/or once `every_s` seconds have (counted from the
+    attempt's first epoch when it has none yet); the last epoch always, so a finished trial leaves one.
+    Neither given: the last epoch only. A checkpoint costs seconds outside the timed epoch (resnet50's
+    is ~190 MB), and an epoch without one is re-run by a retry."""
+
+    every_epochs: int | None = 1
+    every_s: float | None = None
+
+    def __post_init__(self) -> None:
+        _positive_int("every_epochs", self.every_epochs, allow_none=True)
+        if self.every_s is not None and (isinstance(self.every_s, bool) or not self.every_s > 0):
+            raise ValueError(f"every_s: {self.every_s!r} is not allowed; must be a number above 0")
+
+    def due(self, epoch: int, epochs: int, since_epoch: int, since_s: float) -> bool:
+        """Whether the state after `epoch` (of `epochs`) is persisted, the last checkpoint (or the
+        attempt's start) lying `epoch - since_epoch` epochs and `since_s` seconds back."""
+        if epoch >= epochs:
+            return True
+        if self.every_epochs is not None and epoch - since_epoch >= self.every_epochs:
+            return True
+        return self.every_s is not None and since_s >= self.every_s
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
 _ENUMS = (("device", Device), ("pipeline", Pipeline), ("precision", Precision), ("compile", Compile))
 
 

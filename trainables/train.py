@@ -14,8 +14,10 @@ checkpoint_mb (when checkpointing), and where measurable
 gpu_mem_peak_mb, gpu_energy_j, gpu_util_pct (GPU), cpu_energy_j (RAPL; whole CPU package),
 host_busy_pct and host_steal_pct (all the host's CPUs over the timed pass; trainables.energy.host_load).
 
-With `checkpoint_dir`, the state after each epoch goes to checkpoint_dir/epoch-K (trainables/checkpoint.py)
-before `on_epoch` is called, outside every timed region; with `restore_from`, training continues after
+With `checkpoint_dir`, the state after an epoch goes to checkpoint_dir/epoch-K (trainables/checkpoint.py)
+before `on_epoch` is called, outside every timed region: after every epoch, or after those that
+`checkpoint_policy` (trainables.config.CheckpointPolicy) names, the last one always; an epoch without
+one has no checkpoint_s and checkpoint_mb in its row. With `restore_from`, training continues after
 the epoch that checkpoint was taken at, and that first epoch is warm-up again (`restored`: caches,
 cuDNN autotuning and the loader's workers start cold).
 
@@ -40,7 +42,7 @@ from torch import nn
 
 from trainables.checkpoint import load_state, restore, save_state
 from trainables.compiled import TrainStep, check_compilable
-from trainables.config import Precision, TrialConfig
+from trainables.config import CheckpointPolicy, Precision, TrialConfig
 from trainables.data import load_arrays, make_source
 from trainables.device import prepare_device
 from trainables.energy import EnergyMeter
@@ -93,6 +95,7 @@ def run_trial(
     on_epoch: Callable[[dict, dict], None] | None = None,
     *,
     checkpoint_dir: Path | None = None,
+    checkpoint_policy: CheckpointPolicy | None = None,
     restore_from: Path | None = None,
     on_phase: Callable[[str], None] | None = None,
 ) -> TrialResult:
@@ -134,6 +137,8 @@ def run_trial(
     every = note_every_s()
     info["energy_notes"] = "; ".join(meter.notes) or None
     rows: list[dict] = []
+    policy = checkpoint_policy or CheckpointPolicy()
+    saved_epoch, saved_at = done, time.monotonic()  # the last checkpoint: the restored one, or the start
     for epoch in range(done + 1, cfg.epochs + 1):
         model.train()
         if device.type == "cuda":
@@ -195,7 +200,8 @@ def run_trial(
         for key in ("gpu_util_pct", "host_busy_pct", "host_steal_pct"):
             if getattr(energy, key) is not None:
                 row[key] = getattr(energy, key)
-        if checkpoint_dir is not None:
+        since_s = time.monotonic() - saved_at
+        if checkpoint_dir is not None and policy.due(epoch, cfg.epochs, saved_epoch, since_s):
             started = time.perf_counter()
             size = save_state(
                 checkpoint_path(checkpoint_dir, epoch),
@@ -203,6 +209,7 @@ def run_trial(
             )  # fmt: skip
             row["checkpoint_s"] = time.perf_counter() - started
             row["checkpoint_mb"] = size / 2**20
+            saved_epoch, saved_at = epoch, time.monotonic()
         rows.append(row)
         if on_epoch is not None:
             on_epoch(info, row)

@@ -106,7 +106,8 @@ def sweep(ctx: typer.Context, **values: Any) -> None:
     if values["preset"] is not None:  # the preset fills in what the user did not give
         fields.update(preset_fields(values["preset"], given=given))
     spec = SweepSpec(**fields)
-    for line in unused_options({"dataset": spec.dataset, "pipelines": spec.pipelines}, given):
+    for line in unused_options({"dataset": spec.dataset, "pipelines": spec.pipelines,
+                                "checkpoint": spec.checkpoint}, given):  # fmt: skip
         typer.echo(f"benchctl: warning: {line}", err=True)
     if values["dry_run"]:
         from orchestrator.plan import dryrun

@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.lab import hardware
+from orchestrator.plan import storage
 from orchestrator.plan.matrix import describe
 from orchestrator.plan.planning import SweepPlan, idle_note, largest_cpus, plan_sweep, why_not
-from orchestrator.plan.preflight import check_dataset
+from orchestrator.plan.preflight import check_dataset, check_storage
 from orchestrator.plan.spec import SpecError, SweepSpec
 
 
@@ -87,6 +88,7 @@ def _plan(
             "complete that sweep"
         )
     sizes = check_dataset(spec, fetch=False, echo=echo)  # what the sweep checks before Ray starts
+    check_storage(spec, write=False)
     cpu_models = _local_cpu_models if spec.cluster is None else hardware.probe_cpu_models
     planned = plan_sweep(spec, nodes, echo, skip=done, cpu_models=cpu_models)
     spec, plans = planned.spec, planned.plans
@@ -111,6 +113,7 @@ def _plan(
     epochs = f" of {spec.epochs} epoch{'s' * (spec.epochs != 1)}" if plans else ""
     total = f"{n} trial{'s' * (n != 1)}{epochs} on {where}{complete}"
     echo(f"benchctl: dry run: {total}; nothing started, nothing written")
+    echo(storage.describe(spec.checkpoint_policy, spec.storage))
     for line in after:
         echo(line)
     if note := idle_note(plans, nodes):

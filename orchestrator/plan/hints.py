@@ -35,7 +35,7 @@ def _dataset_words(dataset: str) -> str:
 def unused_options(fields: dict, given: set[str]) -> list[str]:
     """One line per option the user gave (`given`: SweepSpec field names) that does nothing with the
     other settings (`fields`: SweepSpec fields, as the sweep will run): sizes of a data set that is what
-    it is, DataLoader workers of a sweep without the loader pipeline."""
+    it is, DataLoader workers of a sweep without the loader pipeline, checkpoint rules without checkpoints."""
     lines = []
     dataset = fields.get("dataset") or option("dataset").default
     if dataset != "synthetic":
@@ -51,4 +51,7 @@ def unused_options(fields: dict, given: set[str]) -> list[str]:
             "--workers has no effect with --pipeline resident: DataLoader workers serve the loader pipeline "
             "only"
         )
+    if fields.get("checkpoint") is False:
+        lines += [f"{option(name).flag} has no effect with --no-checkpoint: no trial checkpoints"
+                  for name in ("checkpoint_every", "checkpoint_every_s") if name in given]  # fmt: skip
     return lines

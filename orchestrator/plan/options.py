@@ -168,11 +168,34 @@ OPTIONS: tuple[Option, ...] = (
            "epochs differ from a fresh trial's by 3-12%). `prestarted` and `forkserver` reuse Ray workers "
            "between trials. Start times and parity pairs: `reports/trial-start/README.md`"),
     Option("checkpoint", bool, True,
-           "Persist each epoch's state through Ray Tune, so a retried or resumed trial continues after its "
-           "last finished epoch.", "checkpoint", resumable=True,
-           doc="after each epoch, the trial's state goes to Ray Tune (`trainables/checkpoint.py` says what "
-           "it holds), so a retry or a `--resume` continues after the last finished epoch; on a cluster it "
-           "lands on the driver's node (`cluster/README.md`)"),
+           "Persist trials' state through Ray Tune (see --checkpoint-every), so a retried or resumed trial "
+           "continues after its last checkpoint.", "checkpoint", resumable=True,
+           doc="after each epoch (or as `--checkpoint-every`/`--checkpoint-every-s` say), the trial's state "
+           "goes to Ray Tune (`trainables/checkpoint.py` says what it holds), so a retry or a `--resume` "
+           "continues after the last checkpoint; on a cluster it lands on the driver's node unless "
+           "`--storage` is given (`cluster/README.md`)"),
+    Option("checkpoint_every", int, None, "Checkpoint every N epochs; the last epoch always.",
+           "checkpoint_every", shown="1 (every epoch), or none with only --checkpoint-every-s given",
+           resumable=True,
+           doc="checkpoint after every N epochs, counted from the trial's last checkpoint; the last epoch "
+           "is always checkpointed, only the latest checkpoint per trial is kept, and an epoch without one "
+           "has null `checkpoint_s`/`checkpoint_mb`. A retry or `--resume` re-runs the epochs after the "
+           "last checkpoint. With `--checkpoint-every-s`, whichever rule comes first"),
+    Option("checkpoint_every_s", float, None,
+           "Checkpoint once S seconds have passed since the trial's last checkpoint; the last epoch always.",
+           "checkpoint_every_s", shown="none", resumable=True,
+           doc="checkpoint after the first epoch that ends S seconds or more after the trial's last "
+           "checkpoint (or its start); the last epoch always"),
+    Option("storage", str, None,
+           "Where Ray Tune keeps checkpoints and experiment state: a path every node mounts, or a URI "
+           "(s3://BUCKET/PREFIX).", "storage",
+           shown="none: OUT/NAME/.tune on the driver, reached through Ray",
+           doc="where Ray Tune keeps checkpoints and experiment state (`STORAGE/NAME`): an absolute path "
+           "or `file:///PATH` every node mounts (NFS), or a URI pyarrow opens (`s3://BUCKET/PREFIX`; an "
+           "S3-compatible server with `?endpoint_override=HOST:PORT&scheme=http` or `$AWS_ENDPOINT_URL`). "
+           "Checked before the sweep starts; recorded in spec.json and kept by `--resume`; results stay in "
+           "`OUT/NAME`. A local sweep with remote storage runs its Ray outside the private network namespace "
+           "(`--network-isolation`), which would cut it off. When to use it: `cluster/README.md`"),
     Option("per_class", bool, False,
            "One column per hardware class in the cluster (GPU model; CPU model + cores), cells pinned to "
            "nodes of that class.", "per_class",

@@ -2,6 +2,7 @@
 
     sizes = check_dataset(spec, fetch=False)   # (train, test) images; SpecError "--dataset: ..."
     check_devices(spec, nodes)                 # SpecError "no GPU found on any node ..." for gpu cells
+    check_storage(spec, write=True)            # BenchctlError "--storage: ...": unreachable, unwritable
 
 `check_dataset` runs before Ray starts: a folder is listed (trainables/datacheck.py: no torch, nothing
 decoded); cifar10 is downloaded by a sweep (`fetch`) and only looked for by a dry run. `check_devices`
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from orchestrator.plan import storage
 from orchestrator.plan.matrix import describe
 from orchestrator.plan.presets import PRESETS
 from orchestrator.plan.spec import SpecError, SweepSpec
@@ -64,3 +66,11 @@ def check_devices(spec: SweepSpec, nodes: list[dict]) -> None:
     """SpecError when the sweep asks for gpu cells and no node has a GPU (devices settled already)."""
     if spec.devices and Device.gpu in spec.devices and not any(n["resources"].get("GPU") for n in nodes):
         raise SpecError(f"no GPU found on any node ({_nodes_line(nodes)}); {_who_asked(spec)}")
+
+
+def check_storage(spec: SweepSpec, *, write: bool) -> None:
+    """--storage (plan/storage.py): reachable from this machine and, with `write` (a sweep; a dry run
+    writes nothing), writable; a new sweep's folder there not taken. One line, exit 2, before Ray starts.
+    Whether every node reaches it too, Tune itself checks when the sweep starts."""
+    if spec.storage is not None:
+        storage.check(spec.storage, spec.name, write=write, resume=spec.resume)

@@ -22,6 +22,7 @@ from enum import Enum
 from pathlib import Path
 
 from orchestrator.errors import BenchctlError
+from orchestrator.plan import storage
 from orchestrator.plan.axes import AXES, GRID_AXES, Axis, Kind
 from orchestrator.plan.options import FIELD_DEFAULTS as _D
 from orchestrator.plan.options import RESUMABLE_FIELDS, Placement, TrialProcess, default_name
@@ -29,6 +30,7 @@ from orchestrator.plan.presets import Preset
 from trainables.config import (
     PAPER_MODELS,
     START_METHOD,
+    CheckpointPolicy,
     Compile,
     Device,
     Pipeline,
@@ -54,6 +56,8 @@ def not_allowed(option: str, value, rule: str) -> str:
 # Spec fields that may differ between a sweep and its --resume: where and how it runs, not what it measures
 # (`preset` is a label: the options it set are compared themselves). Options marked resumable in options.py.
 RESUMABLE_CHANGES = RESUMABLE_FIELDS
+# Spec fields a --resume must keep (its checkpoints lie there) that change nothing measured: no condition
+KEPT_ON_RESUME = ("storage",)
 
 
 def parse_csv(text: str, option: str) -> tuple[str, ...]:
@@ -130,7 +134,10 @@ class SweepSpec:
     trial_process: TrialProcess = _D["trial_process"]
     # how a child trial starts (trainables/launch/); None: START_METHOD, or fresh for inline (no child)
     start_method: StartMethod | None = _D["start_method"]
-    checkpoint: bool = _D["checkpoint"]  # each epoch's state persisted through Tune, so a cut trial resumes
+    checkpoint: bool = _D["checkpoint"]  # trials' state persisted through Tune, so a cut trial resumes
+    checkpoint_every: int | None = _D["checkpoint_every"]  # epochs between checkpoints (checkpoint_policy)
+    checkpoint_every_s: float | None = _D["checkpoint_every_s"]  # seconds between checkpoints
+    storage: str | None = _D["storage"]  # Tune's storage URI (plan/storage.py); None: the relay
     preset: Preset | None = _D["preset"]  # the --preset the options came from (a label; presets.py)
 
     def __post_init__(self) -> None:
@@ -174,6 +181,7 @@ class SweepSpec:
                 "has none (drop --start-method or use --trial-process child)"
             )
         self._check_models()
+        self._check_storage()
         if not _NAME_RE.match(self.name):
             rule = "1-100 letters, digits, '.', '_' or '-', starting with a letter or digit"
             raise SpecError(not_allowed("--name", self.name, rule))
@@ -199,6 +207,22 @@ class SweepSpec:
         except ValueError as exc:
             field_name, _, rule = str(exc).partition(": ")  # TrialConfig's messages: "field: ..."
             raise SpecError(f"--{field_name.replace('_', '-')}: {rule}") from None
+
+    def _check_storage(self) -> None:
+        names = ("checkpoint_every", "checkpoint_every_s", "storage")
+        try:
+            settled = storage.settle(*(getattr(self, name) for name in names))
+        except ValueError as exc:
+            raise SpecError(str(exc)) from None
+        for name, value in zip(names, settled, strict=True):
+            object.__setattr__(self, name, value)
+
+    @property
+    def checkpoint_policy(self) -> CheckpointPolicy | None:
+        """After which epochs a trial checkpoints (trainables.config.CheckpointPolicy); None: never."""
+        if not self.checkpoint:
+            return None
+        return CheckpointPolicy(every_epochs=self.checkpoint_every, every_s=self.checkpoint_every_s)
 
     def _check_models(self) -> None:
         """SpecError for a model name benchctl cannot build or that needs more than 32x32 input. The
@@ -250,6 +274,9 @@ class SweepSpec:
             "trial_process": self.trial_process.value,
             "start_method": self.start_method.value,
             "checkpoint": self.checkpoint,
+            "checkpoint_every": self.checkpoint_every,
+            "checkpoint_every_s": self.checkpoint_every_s,
+            "storage": self.storage,
             "per_class": self.per_class,
             "name": self.name,
             "cluster": str(self.cluster) if self.cluster else None,
@@ -286,7 +313,7 @@ def conditions(stored: dict) -> dict:
     RESUMABLE_CHANGES. A key it lacks (written before the option existed) reads as what benchctl did then,
     so adding an option never makes old results unresumable or unpoolable."""
     before = _before_fields()
-    keys = (before.keys() | stored.keys()) - {*GRID_AXES, *RESUMABLE_CHANGES}
+    keys = (before.keys() | stored.keys()) - {*GRID_AXES, *RESUMABLE_CHANGES, *KEPT_ON_RESUME}
     out = {key: stored.get(key, before.get(key)) for key in sorted(keys)}
     # specs stored before sizes were nulled carry synthetic sizes for any data set: read them as unused
     return {**out, **_unused_sizes(out.get("dataset"))}
@@ -307,7 +334,7 @@ def spec_differences(stored: dict, spec: SweepSpec) -> list[str]:
     if spec.devices is None:  # resolve_devices takes the stored devices
         del now["devices"]
     before = _before_fields()
-    grid = {k: (stored.get(k, before.get(k)), now[k]) for k in GRID_AXES if k in now}
+    grid = {k: (stored.get(k, before.get(k)), now[k]) for k in (*GRID_AXES, *KEPT_ON_RESUME) if k in now}
     changed = {k: v for k, v in grid.items() if v[0] != v[1]} | condition_differences(stored, now)
     return [f"{key}: {old!r} -> {new!r}" for key, (old, new) in sorted(changed.items())]
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from orchestrator.lab.hardware import NODE_ID_LABEL
 from orchestrator.plan.spec import Placement, TrialProcess
-from trainables.config import START_METHOD, Device, StartMethod, TrialConfig
+from trainables.config import START_METHOD, CheckpointPolicy, Device, StartMethod, TrialConfig
 
 TUNE_KEY = "plan"  # the one key of a Tune config: the plan's to_dict()
 
@@ -35,9 +35,10 @@ class TrialPlan:
     reserve: int = 0  # cores booked in Ray beyond trial.cpus and kept idle (exclusive CPU cells)
     node_ids: tuple[str, ...] = ()  # --per-class: the nodes of the trial's hardware class; () = any node
     sweep: str = ""
-    checkpoint: bool = True  # persist each epoch's state through Tune
+    checkpoint: CheckpointPolicy | None = CheckpointPolicy()  # after which epochs Tune persists its state
     restore: str | None = None  # a checkpoint an earlier run of the sweep left for this trial (--resume)
     store: str | None = None  # the relay store actor on a cluster (orchestrator/run/relayfs.py)
+    storage: str | None = None  # --storage: Tune's storage URI (orchestrator/plan/storage.py), not the relay
 
     def __post_init__(self) -> None:
         # from_dict hands plain values; coerce them here so that both paths give the same typed plan
@@ -45,6 +46,8 @@ class TrialPlan:
         object.__setattr__(self, "trial_process", TrialProcess(self.trial_process))
         object.__setattr__(self, "start_method", StartMethod(self.start_method))
         object.__setattr__(self, "node_ids", tuple(self.node_ids))
+        if isinstance(self.checkpoint, dict):
+            object.__setattr__(self, "checkpoint", CheckpointPolicy(**self.checkpoint))
 
     @property
     def cpus(self) -> int:
@@ -89,9 +92,10 @@ class TrialPlan:
             "reserve": self.reserve,
             "node_ids": list(self.node_ids),
             "sweep": self.sweep,
-            "checkpoint": self.checkpoint,
+            "checkpoint": self.checkpoint.to_dict() if self.checkpoint else None,
             "restore": self.restore,
             "store": self.store,
+            "storage": self.storage,
         }
 
     @classmethod

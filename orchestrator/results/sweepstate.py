@@ -20,6 +20,7 @@ from orchestrator.plan.spec import (
     read_stored_spec,
     spec_differences,
 )
+from orchestrator.plan.storage import checkpoint_location
 from orchestrator.results.files import ResultsError, file_key, read_file
 from orchestrator.results.reader import read_kind
 from trainables.config import TrialConfig
@@ -32,7 +33,7 @@ class Progress:
     done: frozenset[str]  # benchctl trial ids with a successful attempt
     attempts: dict[str, int]  # highest attempt number on disk per trial id
     orphans: tuple[Path, ...]  # epochs files whose attempt has no trials row (driver killed between)
-    # unfinished trial id -> (absolute path of its latest checkpoint on this machine, epoch it follows)
+    # unfinished trial id -> (its latest checkpoint: absolute path here, or scheme://..., epoch it follows)
     checkpoints: dict[str, tuple[str, int]] = field(default_factory=dict)
 
 
@@ -138,8 +139,9 @@ def unfinished_trials(results_dir: Path, trials: pd.DataFrame, others: Iterable[
     return [t for t in planned if t not in ok]
 
 
-def progress(results_dir: Path) -> Progress:
-    """Read the trials table (and the epochs files' names) of a sweep directory."""
+def progress(results_dir: Path, storage: str | None = None) -> Progress:
+    """Read the trials table (and the epochs files' names) of a sweep directory whose Tune storage is
+    `storage` (its --storage; None: results_dir/.tune)."""
     trials = read_kind(results_dir, "trials")
     ok = trials[trials.status == "ok"]
     attempts: dict[str, int] = {}
@@ -154,7 +156,7 @@ def progress(results_dir: Path) -> Progress:
         done=frozenset(ok.trial),
         attempts=attempts,
         orphans=orphans,
-        checkpoints=_checkpoints(results_dir, trials),
+        checkpoints=_checkpoints(results_dir, trials, storage),
     )
 
 
@@ -176,19 +178,38 @@ def reopen(spec: SweepSpec) -> Progress:
             "repeat the original options or choose a new --name"
         )
     try:
-        return progress(path)
+        return progress(path, spec.storage)
     except ResultsError as exc:
         raise SpecError(f"--resume: {exc}") from None
 
 
-def _checkpoints(results_dir: Path, trials: pd.DataFrame) -> dict[str, tuple[str, int]]:
-    """Per unfinished trial, the latest checkpoint its attempts left that is still on disk."""
+def _on_storage(storage: str | None, text: str) -> bool:
+    """Whether the checkpoint a trials row names at remote storage (`s3://...`) is still there."""
+    import pyarrow as pa
+    import pyarrow.fs as pafs
+
+    if storage is None:
+        return False
+    try:
+        fs, path = checkpoint_location(storage, text)
+        return fs.get_file_info(path).type == pafs.FileType.Directory
+    except (OSError, ValueError, pa.ArrowException):
+        return False  # unreachable now: the trial starts again rather than the resume failing
+
+
+def _checkpoints(results_dir: Path, trials: pd.DataFrame, storage: str | None) -> dict[str, tuple[str, int]]:
+    """Per unfinished trial, the latest checkpoint its attempts left that is still there: on disk, or
+    at remote --storage (its row names it `scheme://...`, kept as it is)."""
     if "checkpoint" not in trials or trials.empty:
         return {}
     done = set(trials.loc[trials.status == "ok", "trial"])
     out: dict[str, tuple[str, int]] = {}
     rows = trials[trials.checkpoint.notna() & ~trials.trial.isin(done)]
     for r in rows.sort_values(["checkpoint_epoch", "attempt"]).itertuples():
+        if "://" in r.checkpoint:
+            if _on_storage(storage, r.checkpoint):
+                out[r.trial] = (r.checkpoint, int(r.checkpoint_epoch))
+            continue
         path = results_dir.resolve() / r.checkpoint  # an absolute path stays as it is
         if path.is_dir():
             out[r.trial] = (str(path), int(r.checkpoint_epoch))

@@ -35,17 +35,18 @@ from orchestrator.errors import RUNTIME, BenchctlError
 from orchestrator.lab import cluster
 from orchestrator.lab.netns import private_network
 from orchestrator.lab.provenance import driver_provenance
+from orchestrator.plan import storage
 from orchestrator.plan.dryrun import local_nodes
 from orchestrator.plan.matrix import describe, param_space
 from orchestrator.plan.planning import idle_note, plan_sweep
-from orchestrator.plan.preflight import check_dataset, check_devices
+from orchestrator.plan.preflight import check_dataset, check_devices, check_storage
 from orchestrator.plan.spec import Placement, SpecError, SweepSpec
 from orchestrator.plan.trial_plan import TrialPlan
 from orchestrator.results.compact import compact, restore_trial_files
 from orchestrator.results.files import ResultsError, write_json_atomic
 from orchestrator.results.sweepstate import reopen
 from orchestrator.run.relayfs import start_store, storage_filesystem
-from trainables.config import StartMethod
+from trainables.config import CheckpointPolicy, StartMethod
 
 
 @dataclass(frozen=True)
@@ -85,8 +86,18 @@ def _shape(plan: TrialPlan) -> str:
 
 
 def _store_name(spec: SweepSpec) -> str | None:
-    """On a cluster, Tune's storage is this node's disk reached through a Ray actor (relayfs.py says why)."""
-    return f"benchctl-store-{spec.name}" if spec.cluster is not None else None
+    """On a cluster, Tune's storage is this node's disk reached through a Ray actor (relayfs.py says why),
+    unless --storage names storage every node reaches itself (plan/storage.py)."""
+    return f"benchctl-store-{spec.name}" if spec.cluster is not None and spec.storage is None else None
+
+
+def _tune_storage(spec: SweepSpec, store_name: str | None) -> dict:
+    """RunConfig's storage_path and storage_filesystem: --storage's, else results/NAME/.tune (relayed)."""
+    if spec.storage is not None:
+        fs, path = storage.location(spec.storage)
+        return {"storage_path": path, "storage_filesystem": fs}
+    fs = storage_filesystem(store_name) if store_name else None
+    return {"storage_path": str((spec.results_dir / ".tune").resolve()), "storage_filesystem": fs}
 
 
 def _with_run_settings(spec: SweepSpec, plans: list[TrialPlan], done) -> list[TrialPlan]:
@@ -96,7 +107,8 @@ def _with_run_settings(spec: SweepSpec, plans: list[TrialPlan], done) -> list[Tr
     restore = {t: path for t, (path, _) in done.checkpoints.items()} if carry_on else {}
     store = _store_name(spec)
     return [
-        dataclasses.replace(p, checkpoint=spec.checkpoint, restore=restore.get(p.trial.trial_id), store=store)
+        dataclasses.replace(p, checkpoint=spec.checkpoint_policy, restore=restore.get(p.trial.trial_id),
+                            store=store, storage=spec.storage)  # fmt: skip
         for p in plans
     ]
 
@@ -165,6 +177,7 @@ def run_sweep(
     if spec.cluster is None and spec.devices is not None:  # no GPU here: said before a download or Ray
         check_devices(spec, local_nodes())  # plan_sweep checks it again on Ray's nodes
     sizes = check_dataset(spec, fetch=True, echo=echo)  # the checks `--dry-run` makes too (plan/preflight.py)
+    check_storage(spec, write=True)  # --storage reachable and writable (a dry run only reaches it)
     # Claimed before Ray starts (an unwritable --out is a usage error), released if refused below.
     created = [] if spec.resume else _claim_results_dir(spec)
     results_dir = spec.results_dir
@@ -179,7 +192,8 @@ def run_sweep(
     try:
         try:
             if spec.cluster is None and spec.isolate_network:
-                why_not = isolation.enter_context(private_network())
+                # remote --storage is reached over the network, which the private namespace has not
+                why_not = storage.network_needed(spec.storage) or isolation.enter_context(private_network())
                 if why_not:
                     echo(
                         f"benchctl: note: local Ray listens on all interfaces ({why_not}); Ray's token "
@@ -223,6 +237,8 @@ def run_sweep(
         echo(f"benchctl: {_trials(len(plans))} on {where}; per trial {'; '.join(shapes)}")
         if note := idle_note(plans, nodes):  # the same note `--dry-run` prints
             echo(note)
+        if spec.storage is not None or spec.checkpoint_policy != CheckpointPolicy():  # not the default
+            echo(storage.describe(spec.checkpoint_policy, spec.storage))
         if on_plans is not None:
             on_plans(plans, nodes, sizes)
 
@@ -248,8 +264,7 @@ def run_sweep(
             tune_config=tune.TuneConfig(reuse_actors=spec.start_method is not StartMethod.fresh),
             run_config=tune.RunConfig(
                 name=run_name,
-                storage_path=str((results_dir / ".tune").resolve()),
-                storage_filesystem=storage_filesystem(store_name) if store_name else None,
+                **_tune_storage(spec, store_name),
                 callbacks=[writer, progress],
                 failure_config=tune.FailureConfig(max_failures=spec.max_failures),
                 checkpoint_config=tune.CheckpointConfig(num_to_keep=1),

@@ -26,6 +26,7 @@ from ray.tune import Callback
 from orchestrator.lab.hardware import row_class
 from orchestrator.plan.axes import AXES
 from orchestrator.plan.spec import TrialProcess
+from orchestrator.plan.storage import checkpoint_location, uri_of
 from orchestrator.plan.trial_plan import TrialPlan
 from orchestrator.results.files import file_key, write_rows
 from orchestrator.results.rows import EPOCH_METRICS
@@ -96,6 +97,7 @@ def tune_trial(config: dict) -> None:
                 cfg,
                 report,
                 checkpoint_dir=checkpoint_dir,
+                checkpoint_policy=plan.checkpoint,
                 restore_from=restore_from,
                 on_phase=lambda text: post_phase(cfg.trial_id, text),
             )
@@ -106,14 +108,17 @@ def tune_trial(config: dict) -> None:
 def stored_checkpoint(plan: TrialPlan):
     """The checkpoint an earlier run of this sweep left for the trial (a --resume), or None.
 
-    `plan.restore` is a path on the sweep's storage; on a cluster the storage is the driver's node,
-    reached through orchestrator/run/relayfs.py."""
+    `plan.restore` is a path on the sweep's storage: --storage's (plan/storage.py), else the driver's
+    node, on a cluster reached through orchestrator/run/relayfs.py."""
     if not plan.restore:
         return None
     from ray import tune
 
     from orchestrator.run.relayfs import storage_filesystem
 
+    if plan.storage is not None:
+        fs, path = checkpoint_location(plan.storage, plan.restore)
+        return tune.Checkpoint(path=path, filesystem=fs)
     return tune.Checkpoint(path=plan.restore, filesystem=storage_filesystem(plan.store))
 
 
@@ -242,7 +247,8 @@ class ResultsWriter(Callback):
         path = Path(checkpoint.path)
         with contextlib.suppress(ValueError):  # inside the results directory: stored relative to it
             path = path.relative_to(self.results_dir.resolve())
-        attempt.checkpoint = (str(path), attempt.rows[-1]["epoch"] if attempt.rows else 0)
+        where = uri_of(checkpoint.filesystem, str(path))  # s3://bucket/... on remote --storage
+        attempt.checkpoint = (where, attempt.rows[-1]["epoch"] if attempt.rows else 0)
         self._write(trial, status="partial", error=None, epochs=False)
 
     def _tell_ended_neighbours(self, tid: str, attempt: Attempt) -> None:

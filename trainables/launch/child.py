@@ -21,7 +21,7 @@ import time
 import traceback
 from pathlib import Path
 
-from trainables.config import TrialConfig
+from trainables.config import CheckpointPolicy, TrialConfig
 from trainables.priority import favour_this_process
 
 RESULT_FD_ENV = "BENCHCTL_RESULT_FD"
@@ -67,10 +67,12 @@ def main() -> None:
         if plan.get("process"):
             _take_on(plan["process"])
         cfg = TrialConfig.from_dict(plan["cfg"])
+        policy = plan["checkpoint_policy"]
         run_trial(
             cfg,
             epoch_done,
             checkpoint_dir=plan["checkpoint_dir"] and Path(plan["checkpoint_dir"]),
+            checkpoint_policy=CheckpointPolicy(**policy) if policy else None,
             restore_from=plan["restore_from"] and Path(plan["restore_from"]),
             on_phase=lambda text: send({"phase": text}),
         )

@@ -12,14 +12,14 @@ trial therefore only supervises: it holds the resources, pins the cores (the chi
 affinity, CUDA_VISIBLE_DEVICES and the environment) and relays each epoch with `tune.report`.
 
 Protocol (the child's side: trainables/launch/child.py): the parent writes one JSON line to the child's
-stdin: `{"cfg": TrialConfig, "checkpoint_dir": path or null, "restore_from": path or null}`; the child
-runs `run_trial` and writes one JSON object per line to the file descriptor named in
-BENCHCTL_RESULT_FD: `{"phase": text}` before its first epoch's slow steps, `{"info": {...}, "row":
-{...}}` per epoch, then `{"done": true}`, or `{"error": "<traceback>"}` if the trial raised. After an
-epoch that wrote a checkpoint the child waits for a line on stdin: the parent sends it once the
-checkpoint is handed on (Ray Tune persists it), so the copy never runs beside a timed epoch. The
-child dies with its parent (PR_SET_PDEATHSIG), so a cancelled or killed Ray trial leaves no training
-process behind. Nothing is pickled: JSON only.
+stdin: `{"cfg": TrialConfig, "checkpoint_dir": path or null, "checkpoint_policy": CheckpointPolicy or
+null, "restore_from": path or null}`; the child runs `run_trial` and writes one JSON object per line
+to the file descriptor named in BENCHCTL_RESULT_FD: `{"phase": text}` before its first epoch's slow
+steps, `{"info": {...}, "row": {...}}` per epoch, then `{"done": true}`, or `{"error": "<traceback>"}`
+if the trial raised. After an epoch that wrote a checkpoint the child waits for a line on stdin: the
+parent sends it once the checkpoint is handed on (Ray Tune persists it), so the copy never runs
+beside a timed epoch. The child dies with its parent (PR_SET_PDEATHSIG), so a cancelled or killed Ray
+trial leaves no training process behind. Nothing is pickled: JSON only.
 
 Start methods (`StartMethod`, one ChildRunner each): `fresh` starts `python -m trainables.launch.child`
 when the trial starts; `prestarted` (START_METHOD, the default) runs the trial in such a process started
@@ -46,7 +46,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
 
-from trainables.config import START_METHOD, StartMethod, TrialConfig
+from trainables.config import START_METHOD, CheckpointPolicy, StartMethod, TrialConfig
 from trainables.launch import forkserver, prestart
 from trainables.launch.child import IDLE_ENV, PARENT_ENV, RESULT_FD_ENV, ROOT
 
@@ -85,6 +85,7 @@ class ChildRunner:
         on_epoch: Callable[[dict, dict], None] | None = None,
         *,
         checkpoint_dir: Path | None = None,
+        checkpoint_policy: CheckpointPolicy | None = None,
         restore_from: Path | None = None,
         on_phase: Callable[[str], None] | None = None,
     ) -> list[dict]:
@@ -109,6 +110,7 @@ class ChildRunner:
             plan = {
                 "cfg": cfg.to_dict(),
                 "checkpoint_dir": str(checkpoint_dir) if checkpoint_dir else None,
+                "checkpoint_policy": checkpoint_policy.to_dict() if checkpoint_policy else None,
                 "restore_from": str(restore_from) if restore_from else None,
                 "process": process,
             }
@@ -202,6 +204,7 @@ def run_isolated(
     on_epoch: Callable[[dict, dict], None] | None = None,
     *,
     checkpoint_dir: Path | None = None,
+    checkpoint_policy: CheckpointPolicy | None = None,
     restore_from: Path | None = None,
     on_phase: Callable[[str], None] | None = None,
     start_method: StartMethod = START_METHOD,
@@ -209,7 +212,12 @@ def run_isolated(
     """Run `cfg` in a child process started the `start_method` way (ChildRunner.run says the rest)."""
     runner = CHILD_RUNNERS[StartMethod(start_method)]()
     return runner.run(
-        cfg, on_epoch, checkpoint_dir=checkpoint_dir, restore_from=restore_from, on_phase=on_phase
+        cfg,
+        on_epoch,
+        checkpoint_dir=checkpoint_dir,
+        checkpoint_policy=checkpoint_policy,
+        restore_from=restore_from,
+        on_phase=on_phase,
     )
 
 

@@ -1,7 +1,8 @@
 """One interface for the four ways a trial's training loop starts: `TrialRunner`.
 
     runner = trial_runner(StartMethod.prestarted)           # or inline=True: in this very process
-    rows = runner.run(cfg, on_epoch, checkpoint_dir=..., restore_from=..., on_phase=...)
+    rows = runner.run(cfg, on_epoch, checkpoint_dir=..., checkpoint_policy=..., restore_from=...,
+                      on_phase=...)
 
     inline        InlineRunner      trainables.train.run_trial in this process (the Ray worker)
     fresh         FreshRunner       a new interpreter per trial, started when the trial starts
@@ -21,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from trainables.config import StartMethod, TrialConfig
+from trainables.config import CheckpointPolicy, StartMethod, TrialConfig
 from trainables.launch.isolated import CHILD_RUNNERS
 from trainables.priority import favour_this_process
 
@@ -35,6 +36,7 @@ class TrialRunner(Protocol):
         on_epoch: Callable[[dict, dict], None] | None = None,
         *,
         checkpoint_dir: Path | None = None,
+        checkpoint_policy: CheckpointPolicy | None = None,
         restore_from: Path | None = None,
         on_phase: Callable[[str], None] | None = None,
     ) -> list[dict]:
@@ -54,6 +56,7 @@ class InlineRunner:
         on_epoch: Callable[[dict, dict], None] | None = None,
         *,
         checkpoint_dir: Path | None = None,
+        checkpoint_policy: CheckpointPolicy | None = None,
         restore_from: Path | None = None,
         on_phase: Callable[[str], None] | None = None,
     ) -> list[dict]:
@@ -61,7 +64,12 @@ class InlineRunner:
 
         favour_this_process()
         result = run_trial(
-            cfg, on_epoch, checkpoint_dir=checkpoint_dir, restore_from=restore_from, on_phase=on_phase
+            cfg,
+            on_epoch,
+            checkpoint_dir=checkpoint_dir,
+            checkpoint_policy=checkpoint_policy,
+            restore_from=restore_from,
+            on_phase=on_phase,
         )
         return result.epochs  # the rows, as a child runner returns them (info went with each epoch)
 
