@@ -1,0 +1,132 @@
+"""The checkpoint relay (orchestrator/run/relayfs.py) streams: several 200 MB checkpoints going through it at
+once, up and back down, leave the driver's and the store actor's memory where they were.
+
+Files go through Tune's own transfer functions (ray.train's _upload_to_fs_path / _download_from_fs_path:
+pyarrow copy_files with Tune's 64 MB chunks), run in Ray tasks as a trial would run them.
+"""
+
+import filecmp
+import os
+import threading
+import time
+
+import pytest
+
+from orchestrator.run.relayfs import CHUNK, IN_FLIGHT, MAX_CONCURRENCY, start_store, storage_filesystem
+
+pytestmark = pytest.mark.slow  # starts Ray
+
+MB = 1 << 20
+FILE_MB = 200
+SENDERS = 3  # checkpoints arriving at once
+
+
+def memory_mb(pid: int) -> dict[str, float]:
+    """A process's resident memory: all of it (VmRSS) and its private part (RssAnon). VmRSS also counts
+    the pages of Ray's object store (shared memory) the process has touched, a high-water mark of the
+    store's use that stays up after the objects are freed; RssAnon is what the process itself holds."""
+    with open(f"/proc/{pid}/status") as f:
+        fields = dict(line.split(":", 1) for line in f if ":" in line)
+    return {key: int(fields[key].split()[0]) / 1024 for key in ("VmRSS", "RssAnon")}
+
+
+class PeakMemory:
+    """The highest memory_mb each of `pids` reaches while the block runs, sampled every 10 ms."""
+
+    def __init__(self, pids: dict[str, int]) -> None:
+        self.pids = pids
+        self.base = {name: memory_mb(pid) for name, pid in pids.items()}
+        self.peak = {name: dict(m) for name, m in self.base.items()}
+        self._stop = threading.Event()
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.01):
+            for name, pid in self.pids.items():
+                for key, mb in memory_mb(pid).items():
+                    self.peak[name][key] = max(self.peak[name][key], mb)
+
+    def __enter__(self):
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def growth(self, key: str) -> dict[str, float]:
+        return {name: round(self.peak[name][key] - self.base[name][key], 1) for name in self.pids}
+
+
+@pytest.fixture
+def local_ray(tmp_path):
+    import ray
+
+    ray.init(address="local", num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
+             _temp_dir=f"/tmp/bcrl{os.getpid()}", logging_level="ERROR", log_to_driver=False)  # fmt: skip
+    yield ray
+    ray.shutdown()
+
+
+def write_checkpoint(directory, mb: int) -> None:
+    """A checkpoint directory holding one `mb` MB file of incompressible, non-sparse bytes."""
+    directory.mkdir(parents=True)
+    block = os.urandom(MB)
+    with open(directory / "state.pt", "wb") as f:
+        for i in range(mb):
+            f.write(block[i:] + block[:i])  # every MB differs from the last
+
+
+def test_several_200mb_checkpoints_stream_through_with_flat_driver_and_relay_memory(local_ray, tmp_path):
+    ray = local_ray
+    source = tmp_path / "local" / "checkpoint_000001"
+    write_checkpoint(source, FILE_MB)
+    store = start_store("benchctl-store-rss")
+    fs = storage_filesystem("benchctl-store-rss")
+    actor_pid = ray.get(store.__ray_call__.remote(lambda self: os.getpid()))
+    storage = tmp_path / "results" / ".tune"
+
+    @ray.remote(num_cpus=0)
+    def upload(i: int, local=source) -> None:
+        from ray.train._internal.storage import _upload_to_fs_path
+
+        _upload_to_fs_path(str(local), fs, str(storage / f"trial{i}" / "checkpoint_000001"))
+
+    @ray.remote(num_cpus=0)
+    def download(i: int) -> str:
+        from ray.train._internal.storage import _download_from_fs_path
+
+        local = tmp_path / f"restore{i}"
+        _download_from_fs_path(fs, str(storage / f"trial{i}" / "checkpoint_000001"), str(local))
+        return str(local / "state.pt")
+
+    small = tmp_path / "local" / "small"
+    write_checkpoint(small, 10 * CHUNK // MB)
+    # warm-up, unmeasured: the worker processes start and import, the relay's threads take their first
+    # chunks (their malloc arenas and Ray's object store pages are touched once)
+    ray.get([upload.remote(-1 - i, small) for i in range(SENDERS)])
+    pids = {"driver": os.getpid(), "relay": actor_pid}
+    started = time.monotonic()
+    with PeakMemory(pids) as up:
+        ray.get([upload.remote(i) for i in range(SENDERS)])
+    up_s = time.monotonic() - started
+    with PeakMemory(pids) as down:
+        fetched = ray.get([download.remote(i) for i in range(SENDERS)])
+    for key in ("RssAnon", "VmRSS"):
+        print(f"{SENDERS} x {FILE_MB} MB up in {up_s:.1f} s; {key} growth, up {up.growth(key)}, "
+              f"down {down.growth(key)}")  # fmt: skip
+
+    for i, path in enumerate(fetched):  # every byte arrived, at storage and back
+        assert filecmp.cmp(source / "state.pt", storage / f"trial{i}" / "checkpoint_000001" / "state.pt",
+                           shallow=False)  # fmt: skip
+        assert filecmp.cmp(source / "state.pt", path, shallow=False)
+    assert not list(storage.rglob("*.relay"))  # no temporary file left behind
+    # A whole file in the driver or the relay (before chunks: +400 MB of the relay's private memory for
+    # these three) would show in its private memory; chunks leave it flat. The store answers
+    # MAX_CONCURRENCY calls of CHUNK bytes at a time, which bounds what it holds to far less than a file.
+    # (VmRSS, printed above, also counts the pages of Ray's shared object store the relay has touched:
+    # a high-water mark of the store's use, not memory the relay holds.)
+    assert MAX_CONCURRENCY * CHUNK < 50 * MB and IN_FLIGHT * CHUNK < FILE_MB * MB / 10
+    for phase in (up, down):
+        for name, grown in phase.growth("RssAnon").items():
+            assert grown < 50, f"{name}'s private memory grew {grown} MB moving {SENDERS} x {FILE_MB} MB"
