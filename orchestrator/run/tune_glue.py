@@ -29,6 +29,7 @@ from orchestrator.plan.spec import TrialProcess
 from orchestrator.plan.trial_plan import TrialPlan
 from orchestrator.results.files import file_key, write_rows
 from orchestrator.results.rows import EPOCH_METRICS
+from orchestrator.run.diskspace import DiskFull, full_path, is_disk_full
 
 INFO_KEY = "benchctl_info"
 
@@ -205,6 +206,8 @@ class ResultsWriter(Callback):
         self._hosted: dict[str, Attempt] = {}
         self._plans: dict[str, TrialPlan] = {}  # Tune trial id -> its plan (the same for every attempt)
         self.written: list[Path] = []
+        self.finished: set[str] = set()  # benchctl trial ids with a successful attempt in this run
+        self.disk_full: DiskFull | None = None  # the write that found no space: the sweep stops there
 
     def on_trial_start(self, iteration, trials, trial, **info):
         self._started[trial.trial_id] = datetime.now(timezone.utc)
@@ -277,6 +280,7 @@ class ResultsWriter(Callback):
 
     def on_trial_complete(self, iteration, trials, trial, **info):
         self._end(trial, status="ok", error=None)
+        self.finished.add(self._plan(trial).trial.trial_id)
 
     def on_trial_recover(self, iteration, trials, trial, **info):
         self._end(trial, status="error", error=_last_error_line(trial))  # a retry follows
@@ -286,12 +290,30 @@ class ResultsWriter(Callback):
 
     def _end(self, trial, status: str, error: str | None) -> None:
         ended = datetime.now(timezone.utc)
+        attempt = self._attempt(trial)
         self._write(trial, status, error, ended=ended)
         self._running.pop(trial.trial_id)
         # the trial's latest attempt on a known host ends now: this one, or, for a retry that never
         # reported its host, the earlier one, the trial counted as still there (as the rows always had)
         if trial.trial_id in self._hosted:
             self._hosted[trial.trial_id].ended = ended
+        if error is not None and is_disk_full(error):  # its node's disk (a checkpoint, its data): stop
+            where = f" on {attempt.info['host']}" if attempt.info.get("host") else ""
+            what = f"trial {attempt.trial_id}'s files{where}"
+            self._stop(DiskFull(full_path(error, self.results_dir), what))
+
+    def _stop(self, full: DiskFull) -> None:
+        """End the sweep at a full disk: retries and further trials would only fill it again."""
+        self.disk_full = full
+        raise full
+
+    def _rows(self, kind: str, key: str, rows: list[dict], trial_id: str) -> Path:
+        try:
+            return write_rows(self.results_dir, kind, key, rows)
+        except OSError as exc:
+            if not is_disk_full(exc):
+                raise
+            self._stop(DiskFull(self.results_dir / kind, f"the {kind} rows of trial {trial_id}"))
 
     def _write(
         self, trial, status: str, error: str | None, ended: datetime | None = None, epochs: bool = True
@@ -307,6 +329,8 @@ class ResultsWriter(Callback):
         ended: datetime | None,
         epochs: bool = True,
     ) -> None:
+        if self.disk_full is not None:  # stopping: nothing more is written
+            return
         attempt.status, attempt.error = status, error
         plan, info, rows = attempt.plan, attempt.info, attempt.rows
         cfg = plan.trial
@@ -327,7 +351,7 @@ class ResultsWriter(Callback):
         key = file_key(cfg.trial_id, attempt.number)
         # epochs first: a trials row never names epochs that are not on disk yet
         if epochs and rows:
-            path = write_rows(self.results_dir, "epochs", key, [{**identity, **r} for r in rows])
+            path = self._rows("epochs", key, [{**identity, **r} for r in rows], cfg.trial_id)
             if status != "partial":
                 self.written.append(path)
         checkpoint, checkpoint_epoch = attempt.checkpoint or (None, None)
@@ -352,6 +376,6 @@ class ResultsWriter(Callback):
             "tune_trial_id": tid,
             "config_json": json.dumps(cfg.to_dict(), sort_keys=True),
         }
-        path = write_rows(self.results_dir, "trials", key, [trial_row])
+        path = self._rows("trials", key, [trial_row], cfg.trial_id)
         if status != "partial" and path not in self.written:  # an ended row may be rewritten
             self.written.append(path)
