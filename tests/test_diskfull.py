@@ -15,7 +15,7 @@ import tempfile
 import time
 
 import pytest
-from procutil import pids_with_env, trial_rows
+from procutil import pids_with_env, small_disk, trial_rows
 
 from orchestrator.analysis.flops_table import PAPER_PARAMS
 from orchestrator.analysis.stats import ok_epochs
@@ -27,22 +27,6 @@ from trainables.config import TrialConfig
 SWEEP = ["sweep", "--models", "simple_cnn", "--devices", "cpu", "--epochs", "2", "--max-steps", "3",
          "--batch-size", "32", "--train-size", "256", "--test-size", "64", "--max-eval-steps", "1",
          "--workers", "0", "--repeats", "2"]  # fmt: skip
-
-
-@contextlib.contextmanager
-def small_disk(path, size: str):
-    """A tmpfs of `size` at `path` (root only; the test is skipped elsewhere), unmounted afterwards."""
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a small tmpfs needs root and mount(8)")
-    path.mkdir(parents=True, exist_ok=True)
-    made = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
-                          capture_output=True, text=True)  # fmt: skip
-    if made.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip()}")
-    try:
-        yield path
-    finally:
-        subprocess.run(["umount", "-l", str(path)], check=False)
 
 
 def fill(path) -> int:

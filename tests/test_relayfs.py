@@ -7,12 +7,21 @@ pyarrow copy_files with Tune's 64 MB chunks), run in Ray tasks as a trial would 
 
 import filecmp
 import os
+import shutil
+import tempfile
 import threading
 import time
 
 import pytest
 
-from orchestrator.run.relayfs import CHUNK, IN_FLIGHT, MAX_CONCURRENCY, start_store, storage_filesystem
+from orchestrator.run.relayfs import (
+    CHUNK,
+    IN_FLIGHT,
+    MAX_CONCURRENCY,
+    start_store,
+    storage_filesystem,
+    upload_failures,
+)
 
 pytestmark = pytest.mark.slow  # starts Ray
 
@@ -58,14 +67,16 @@ class PeakMemory:
         return {name: round(self.peak[name][key] - self.base[name][key], 1) for name in self.pids}
 
 
-@pytest.fixture
-def local_ray(tmp_path):
+@pytest.fixture(scope="module")
+def local_ray():
     import ray
 
+    temp = tempfile.mkdtemp(prefix="bcrl", dir="/tmp")  # short: Ray's socket paths must fit 107 bytes
     ray.init(address="local", num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
-             _temp_dir=f"/tmp/bcrl{os.getpid()}", logging_level="ERROR", log_to_driver=False)  # fmt: skip
+             _temp_dir=temp, logging_level="ERROR", log_to_driver=False)  # fmt: skip
     yield ray
     ray.shutdown()
+    shutil.rmtree(temp, ignore_errors=True)
 
 
 def write_checkpoint(directory, mb: int) -> None:
@@ -110,11 +121,13 @@ def test_several_200mb_checkpoints_stream_through_with_flat_driver_and_relay_mem
     with PeakMemory(pids) as up:
         ray.get([upload.remote(i) for i in range(SENDERS)])
     up_s = time.monotonic() - started
+    started = time.monotonic()
     with PeakMemory(pids) as down:
         fetched = ray.get([download.remote(i) for i in range(SENDERS)])
+    down_s = time.monotonic() - started
     for key in ("RssAnon", "VmRSS"):
-        print(f"{SENDERS} x {FILE_MB} MB up in {up_s:.1f} s; {key} growth, up {up.growth(key)}, "
-              f"down {down.growth(key)}")  # fmt: skip
+        print(f"{SENDERS} x {FILE_MB} MB up {up_s:.1f} s, down {down_s:.1f} s; {key} growth, "
+              f"up {up.growth(key)}, down {down.growth(key)}")  # fmt: skip
 
     for i, path in enumerate(fetched):  # every byte arrived, at storage and back
         assert filecmp.cmp(source / "state.pt", storage / f"trial{i}" / "checkpoint_000001" / "state.pt",
@@ -126,7 +139,40 @@ def test_several_200mb_checkpoints_stream_through_with_flat_driver_and_relay_mem
     # MAX_CONCURRENCY calls of CHUNK bytes at a time, which bounds what it holds to far less than a file.
     # (VmRSS, printed above, also counts the pages of Ray's shared object store the relay has touched:
     # a high-water mark of the store's use, not memory the relay holds.)
-    assert MAX_CONCURRENCY * CHUNK < 50 * MB and IN_FLIGHT * CHUNK < FILE_MB * MB / 10
+    assert MAX_CONCURRENCY * CHUNK < 50 * MB and IN_FLIGHT * CHUNK < FILE_MB * MB / 5
     for phase in (up, down):
         for name, grown in phase.growth("RssAnon").items():
             assert grown < 50, f"{name}'s private memory grew {grown} MB moving {SENDERS} x {FILE_MB} MB"
+
+
+def test_a_full_disk_under_the_relay_raises_enospc_naming_the_file_and_leaves_nothing(local_ray, tmp_path):
+    from procutil import small_disk
+
+    from orchestrator.run.diskspace import full_path, is_disk_full
+
+    ray = local_ray
+    source = tmp_path / "checkpoint_000002"
+    write_checkpoint(source, 3 * CHUNK // MB)  # three chunks; the disk holds one
+    store = start_store("benchctl-store-full")  # noqa: F841 - the actor lives as long as its handle
+    fs = storage_filesystem("benchctl-store-full")
+
+    @ray.remote(num_cpus=0)
+    def upload(dest: str) -> str:
+        from ray.train._internal.storage import _upload_to_fs_path
+
+        try:
+            _upload_to_fs_path(str(source), fs, dest)
+        except OSError as exc:  # what the trial sees: the store's own error, not Ray's wrapper
+            return f"{type(exc).__name__}: {exc}"
+        return "written"
+
+    with small_disk(tmp_path / "disk", f"{CHUNK + 4096}") as disk:
+        dest = disk / "trial" / "checkpoint_000002"
+        outcome = ray.get(upload.remote(str(dest)))
+        assert not list(disk.rglob("*.relay")) and not (dest / "state.pt").exists()  # nothing half-written
+        # pyarrow's copy_files drops an error raised as a file closes, and a file's last chunks land only
+        # then: the store keeps every failure, and the driver asks it after each checkpoint
+        (path, number, message), *_ = upload_failures("benchctl-store-full")
+        assert path == str(dest / "state.pt") and is_disk_full(f"[Errno {number}] {message}")
+        if outcome != "written":  # raised while writing: the error names the file the sweep's line names
+            assert is_disk_full(outcome) and full_path(outcome, tmp_path) == str(dest / "state.pt")

@@ -31,9 +31,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-CHUNK = 4 << 20  # bytes per actor call: big enough that a call's overhead is small next to its copy
+CHUNK = 8 << 20  # bytes per actor call: big enough that a call's overhead is small next to its copy
 IN_FLIGHT = 4  # chunks under way per open file: keeps the link busy; bounds memory on both ends
-MAX_CONCURRENCY = 8  # actor calls answered at once: with CHUNK, what the actor can hold at a time
+MAX_CONCURRENCY = 4  # actor calls answered at once: with CHUNK, what the actor can hold at a time
 
 _INFO = tuple[str, int, int | None, int | None]  # path, FileType value, size, mtime_ns: FileInfo won't pickle
 
@@ -52,6 +52,13 @@ class _StoreImpl:
 
     def __init__(self) -> None:
         self.fs = pafs.LocalFileSystem()
+        # (path, errno, message) of every upload that failed here. pyarrow's copy_files, which Tune
+        # uploads with, drops an error raised when a file is closed, and the last chunks of a file
+        # land only then: the driver asks for these after each checkpoint (ResultsWriter.on_checkpoint)
+        self.failed: list[tuple[str, int | None, str]] = []
+
+    def failures(self) -> list[tuple[str, int | None, str]]:
+        return list(self.failed)
 
     def info(self, paths: list[str]) -> list[_INFO]:
         return [_pack(i) for i in self.fs.get_file_info(paths)]
@@ -82,12 +89,18 @@ class _StoreImpl:
                 os.close(fd)
         except OSError as exc:
             Path(tmp).unlink(missing_ok=True)
+            self.failed.append((target, exc.errno, exc.strerror))
             raise OSError(exc.errno, exc.strerror, target) from None
 
     def commit(self, tmp: str, target: str) -> None:
-        Path(tmp).parent.mkdir(parents=True, exist_ok=True)
-        open(tmp, "ab").close()  # an empty file had no chunk to create it
-        os.replace(tmp, target)
+        try:
+            Path(tmp).parent.mkdir(parents=True, exist_ok=True)
+            open(tmp, "ab").close()  # an empty file had no chunk to create it
+            os.replace(tmp, target)
+        except OSError as exc:
+            Path(tmp).unlink(missing_ok=True)
+            self.failed.append((target, exc.errno, exc.strerror))
+            raise OSError(exc.errno, exc.strerror, target) from None
 
     def abort(self, tmp: str) -> None:
         Path(tmp).unlink(missing_ok=True)
@@ -319,3 +332,10 @@ class RelayHandler(pafs.FileSystemHandler):
 def storage_filesystem(name: str | None) -> pafs.FileSystem:
     """Tune's storage filesystem: the relay to the store actor `name`, or this machine's own (None)."""
     return pafs.PyFileSystem(RelayHandler(name)) if name else pafs.LocalFileSystem()
+
+
+def upload_failures(name: str) -> list[tuple[str, int | None, str]]:
+    """The uploads that failed at the store `name` so far: (path, errno, message) each."""
+    import ray
+
+    return ray.get(ray.get_actor(name).failures.remote())

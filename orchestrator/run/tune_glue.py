@@ -242,6 +242,12 @@ class ResultsWriter(Callback):
 
     def on_checkpoint(self, iteration, trials, trial, checkpoint, **info):
         attempt = self._attempt(trial)
+        if attempt.plan.store:  # the relay: a failed upload can only be learnt from the store (relayfs.py)
+            from orchestrator.run.relayfs import upload_failures
+
+            for path, number, message in upload_failures(attempt.plan.store):
+                if is_disk_full(f"[Errno {number}] {message}"):
+                    self._stop(DiskFull(path, f"a checkpoint of trial {attempt.trial_id} (relay storage)"))
         path = Path(checkpoint.path)
         with contextlib.suppress(ValueError):  # inside the results directory: stored relative to it
             path = path.relative_to(self.results_dir.resolve())
