@@ -21,7 +21,7 @@ from orchestrator.analysis.flops_table import PAPER_PARAMS
 from orchestrator.analysis.stats import ok_epochs
 from orchestrator.plan.trial_plan import TrialPlan
 from orchestrator.results.reader import read_results
-from orchestrator.run.diskspace import checkpoint_mb, footprint_mb, shortfall_note
+from orchestrator.run.diskspace import checkpoint_mb, footprint_mb, is_disk_full, shortfall_note
 from trainables.config import TrialConfig
 
 SWEEP = ["sweep", "--models", "simple_cnn", "--devices", "cpu", "--epochs", "2", "--max-steps", "3",
@@ -61,6 +61,32 @@ def test_a_sweep_warns_when_the_results_disk_looks_short(tmp_path):
         assert note.startswith("benchctl: warning:") and "64.0 MB free" in note and "resume" in note
         assert shortfall_note(disk, plans("resnet18", 2), checkpoints_here=False) is None  # rows fit
         assert shortfall_note(disk, plans("simple_cnn", 2), checkpoints_here=True) is None
+
+
+class _Source:
+    """What save_state asks of a training source: its generator's state."""
+
+    def rng_state(self):
+        import torch
+
+        return torch.Generator().get_state()
+
+
+def test_a_checkpoint_on_a_full_node_disk_raises_enospc_naming_its_path(tmp_path):
+    import torch
+
+    from trainables.checkpoint import save_state
+    from trainables.models import build_model
+
+    cfg = TrialConfig(model="simple_cnn", device="cpu", epochs=2)
+    model = build_model("simple_cnn")
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    with small_disk(tmp_path / "disk", "1M") as disk:  # a worker's /tmp, too small for ~4 MB
+        with pytest.raises(OSError) as raised:
+            save_state(disk / "save", epoch=1, cfg=cfg, model=model, optimizer=optimizer, source=_Source())
+        assert raised.value.errno == 28 and raised.value.filename == str(disk / "save" / "state.pt")
+        assert is_disk_full(f"OSError: {raised.value}")  # as a trial's error line says it
+        assert list((disk / "save").iterdir()) == []  # no half-written file
 
 
 @pytest.fixture
