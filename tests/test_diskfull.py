@@ -19,6 +19,7 @@ from procutil import pids_with_env, small_disk, trial_rows
 
 from orchestrator.analysis.flops_table import PAPER_PARAMS
 from orchestrator.analysis.stats import ok_epochs
+from orchestrator.errors import short_path
 from orchestrator.plan.trial_plan import TrialPlan
 from orchestrator.results.reader import read_results
 from orchestrator.run.diskspace import checkpoint_mb, footprint_mb, is_disk_full, shortfall_note
@@ -61,6 +62,49 @@ def test_a_sweep_warns_when_the_results_disk_looks_short(tmp_path):
         assert note.startswith("benchctl: warning:") and "64.0 MB free" in note and "resume" in note
         assert shortfall_note(disk, plans("resnet18", 2), checkpoints_here=False) is None  # rows fit
         assert shortfall_note(disk, plans("simple_cnn", 2), checkpoints_here=True) is None
+
+
+def test_the_results_writer_stops_at_a_full_disk_naming_what_it_was_writing(tmp_path, tiny):
+    from test_results_writer import _result, _Trial
+
+    from orchestrator.run.diskspace import DiskFull
+    from orchestrator.run.tune_glue import ResultsWriter
+
+    plan = TrialPlan(TrialConfig(model="simple_cnn", epochs=2, **tiny), sweep="s")
+    with small_disk(tmp_path / "disk", "1M") as results:
+        writer = ResultsWriter(results, {})
+        trial = _Trial("t1", plan)
+        writer.on_trial_start(0, [], trial)
+        writer.on_trial_result(0, [], trial, _result(1, host="w1"))  # fits
+        fill(results / "ballast")
+        with pytest.raises(DiskFull) as stop:
+            writer.on_trial_result(0, [], trial, _result(2))
+        full = stop.value
+        assert full.exit_code == 2 and "\n" not in str(full) and writer.disk_full is full
+        assert full.path == str(results / "epochs")
+        assert full.what == f"the epochs rows of trial {plan.trial.trial_id}"
+        assert f"at {short_path(full.path)} writing {full.what}" in str(full)
+        writer.on_trial_complete(0, [], trial)  # stopping: nothing more is written, nothing raised
+        assert sorted(p.name for p in (results / "epochs").iterdir()) == [  # the first epoch's, whole
+            "simple_cnn_cpu_bs32_loader_fp32_r0-a1.parquet"
+        ]
+        assert pq_rows(results / "epochs") == 1
+
+    # a trial failed by its node's full disk (its checkpoint): the error line names the path and host
+    writer = ResultsWriter(tmp_path / "r2", {})
+    failed = _Trial("t2", plan, error="OSError: [Errno 28] No space left on device: '/tmp/ck/save/state.pt'")
+    writer.on_trial_start(0, [], failed)
+    writer.on_trial_result(0, [], failed, _result(1, host="w2"))
+    with pytest.raises(DiskFull) as stop:
+        writer.on_trial_recover(0, [], failed)  # Tune would retry it into the same full disk: stop instead
+    assert stop.value.path == "/tmp/ck/save/state.pt"
+    assert stop.value.what == f"trial {plan.trial.trial_id}'s files on w2"
+
+
+def pq_rows(folder) -> int:
+    import pyarrow.dataset as ds
+
+    return ds.dataset(folder).count_rows()
 
 
 class _Source:
@@ -126,7 +170,8 @@ def test_a_results_disk_filling_mid_sweep_stops_with_one_line_and_resume_complet
         assert len(lines) == 1 and lines[0].startswith("benchctl: error: "), stderr
         line = lines[0]  # where, what, about how much the rest needs, and how to go on
         assert str(out) in line or "…/" in line
-        assert " writing " in line and "MB more is needed" in line and "--resume" in line
+        assert " writing " in line and "MB more is needed" in line
+        assert f"`benchctl sweep --resume --name full --out {out}`" in line
 
         _, trials = read_results(out / "full")  # what finished stays readable
         assert (trials.status == "ok").sum() == 1

@@ -176,3 +176,22 @@ def test_a_full_disk_under_the_relay_raises_enospc_naming_the_file_and_leaves_no
         assert path == str(dest / "state.pt") and is_disk_full(f"[Errno {number}] {message}")
         if outcome != "written":  # raised while writing: the error names the file the sweep's line names
             assert is_disk_full(outcome) and full_path(outcome, tmp_path) == str(dest / "state.pt")
+
+    # the driver asks the store after each checkpoint, and stops before a row names the lost checkpoint
+    from procutil import trial_rows
+    from test_results_writer import _Checkpoint, _result, _Trial
+
+    from orchestrator.plan.trial_plan import TrialPlan
+    from orchestrator.run.diskspace import DiskFull
+    from orchestrator.run.tune_glue import ResultsWriter
+    from trainables.config import TrialConfig
+
+    plan = TrialPlan(TrialConfig(model="simple_cnn", epochs=2), sweep="s", store="benchctl-store-full")
+    writer, trial = ResultsWriter(tmp_path / "results", {}), _Trial("t1", plan)
+    writer.on_trial_start(0, [], trial)
+    writer.on_trial_result(0, [], trial, _result(1, host="w1"))
+    with pytest.raises(DiskFull) as stop:
+        writer.on_checkpoint(0, [], trial, _Checkpoint(dest))
+    assert stop.value.path == str(dest / "state.pt") and stop.value.exit_code == 2
+    assert [r["checkpoint"] for r in trial_rows(tmp_path / "results")] == [None]
+

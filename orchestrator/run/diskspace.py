@@ -25,6 +25,7 @@ from functools import cache
 from pathlib import Path
 
 from orchestrator.errors import USAGE, BenchctlError, short_path
+from orchestrator.plan.hints import resume_command
 from orchestrator.plan.trial_plan import TrialPlan
 
 MB = 2**20  # as the rows count checkpoint_mb (trainables/train.py)
@@ -35,22 +36,24 @@ _QUOTED_PATH = re.compile(r"'(/[^']+)'")
 
 
 class DiskFull(BenchctlError):
-    """A write found no space: the line names where, what and about how much the rest of the sweep needs."""
+    """A write found no space: the line names where, what, about how much the rest of the sweep needs
+    and the command that continues it (the last two known only to the sweep: `for_sweep`)."""
 
-    def __init__(self, path, what: str, needed_mb: float | None = None) -> None:
-        self.path, self.what, self.needed_mb = str(path), what, needed_mb
+    def __init__(self, path, what: str, needed_mb: float | None = None, resume: str | None = None) -> None:
+        self.path, self.what, self.needed_mb, self.resume = str(path), what, needed_mb, resume
         super().__init__(self._line(), exit_code=USAGE)
 
     def _line(self) -> str:
         need = f"; about {_mb(self.needed_mb)} more is needed to finish" if self.needed_mb else ""
         return (
             f"no space left on device at {short_path(self.path)} writing {self.what}{need}; what finished "
-            "is on disk: free space there, then continue with `benchctl sweep --resume --name NAME`"
+            f"is on disk: free space there, then continue with `{self.resume or 'benchctl sweep --resume'}`"
         )
 
-    def needing(self, needed_mb: float) -> DiskFull:
-        """This stop, with the space the rest of the sweep needs (known only to the sweep)."""
-        return DiskFull(self.path, self.what, max(needed_mb, self.needed_mb or 0))
+    def for_sweep(self, needed_mb: float, results_dir: Path) -> DiskFull:
+        """This stop, with the space the rest of the sweep needs and the command that continues it."""
+        needed = max(needed_mb, self.needed_mb or 0)
+        return DiskFull(self.path, self.what, needed, resume_command(results_dir))
 
 
 def _mb(mb: float) -> str:
@@ -147,7 +150,7 @@ def disk_full_stop(
         full = DiskFull(full_path(exc, results_dir), "the sweep's state")
     finished = getattr(writer, "finished", set())
     left = [p for p in plans if p.trial.trial_id not in finished]
-    return full.needing(footprint_mb(left, checkpoints_here))
+    return full.for_sweep(footprint_mb(left, checkpoints_here), results_dir)
 
 
 class _NoDiskFullTraceback(logging.Filter):

@@ -245,9 +245,9 @@ class ResultsWriter(Callback):
         if attempt.plan.store:  # the relay: a failed upload can only be learnt from the store (relayfs.py)
             from orchestrator.run.relayfs import upload_failures
 
-            for path, number, message in upload_failures(attempt.plan.store):
+            for path, number, message in upload_failures(attempt.plan.store):  # any trial's: the path says
                 if is_disk_full(f"[Errno {number}] {message}"):
-                    self._stop(DiskFull(path, f"a checkpoint of trial {attempt.trial_id} (relay storage)"))
+                    self._stop(DiskFull(path, "a checkpoint sent through the relay"))
         path = Path(checkpoint.path)
         with contextlib.suppress(ValueError):  # inside the results directory: stored relative to it
             path = path.relative_to(self.results_dir.resolve())
