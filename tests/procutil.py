@@ -3,15 +3,20 @@
 pids = pids_with_env("/tmp/bcray123")          # processes whose environment mentions it
 sigkill_after_first_trial(proc, results_dir)    # SIGKILL a sweep once one trial has landed
 children_of(pid), gone(pid)                     # from /proc: its children; ended (or a zombie)
+with small_disk(path, "24M"): ...               # a tmpfs of that size there (root; else the test skips)
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
 import signal
 import subprocess
 import time
 from pathlib import Path
+
+import pytest
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -108,3 +113,19 @@ def gone(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
     except OSError:
         return True
+
+
+@contextlib.contextmanager
+def small_disk(path, size: str):
+    """A tmpfs of `size` at `path` (root only; the test is skipped elsewhere), unmounted afterwards."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a small tmpfs needs root and mount(8)")
+    path.mkdir(parents=True, exist_ok=True)
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
+                          capture_output=True, text=True)  # fmt: skip
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip()}")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)

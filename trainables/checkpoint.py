@@ -17,7 +17,9 @@ the resident pipeline it repeats the uninterrupted run exactly.
 
 from __future__ import annotations
 
+import errno
 import os
+import shutil
 from pathlib import Path
 
 import torch
@@ -47,9 +49,31 @@ def save_state(directory: Path, *, epoch: int, cfg: TrialConfig, model, optimize
     }
     path = directory / STATE_FILE
     tmp = path.with_name(f".{STATE_FILE}.tmp")
-    torch.save(state, tmp)
-    os.replace(tmp, path)
+    try:
+        torch.save(state, tmp)
+        os.replace(tmp, path)
+    except (OSError, RuntimeError) as exc:
+        tmp.unlink(missing_ok=True)
+        # torch.save says only "file write failed" when the disk is full: say it as ENOSPC, so that the
+        # sweep stops in one line naming this node's path (orchestrator/run/diskspace.py)
+        need = sum(t.numel() * t.element_size() for t in _tensors(state))
+        if shutil.disk_usage(directory).free < need:
+            message = f"No space left on device for a {need / 2**20:.1f} MB checkpoint"
+            raise OSError(errno.ENOSPC, message, str(path)) from exc
+        raise
     return path.stat().st_size
+
+
+def _tensors(obj):
+    """Every tensor in a nest of dicts, lists and tuples (a state dict, an optimizer's state)."""
+    if isinstance(obj, torch.Tensor):
+        yield obj
+    elif isinstance(obj, dict):
+        for value in obj.values():
+            yield from _tensors(value)
+    elif isinstance(obj, (list, tuple)):
+        for value in obj:
+            yield from _tensors(value)
 
 
 def load_state(directory: Path, cfg: TrialConfig) -> dict:

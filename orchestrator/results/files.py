@@ -67,8 +67,11 @@ def write_rows(results_dir: Path, kind: str, key: str, rows: list[dict]) -> Path
 def write_json_atomic(obj: dict, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)  # a full disk leaves no half-written file behind
     return path
 
 

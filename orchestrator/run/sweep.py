@@ -45,6 +45,7 @@ from orchestrator.plan.trial_plan import TrialPlan
 from orchestrator.results.compact import compact, restore_trial_files
 from orchestrator.results.files import ResultsError, write_json_atomic
 from orchestrator.results.sweepstate import reopen
+from orchestrator.run.diskspace import disk_full_stop, quiet_tune_disk_full, shortfall_note
 from orchestrator.run.relayfs import start_store, storage_filesystem
 from trainables.config import CheckpointPolicy, StartMethod
 
@@ -188,7 +189,10 @@ def run_sweep(
     os.environ["TUNE_DISABLE_SIGINT_HANDLER"] = "1"
     previous_sigterm = _sigterm_as_interrupt()
     isolation = contextlib.ExitStack()  # closed after ray.shutdown(): Ray lives and dies inside it
-    session = None
+    session = writer = None
+    plans: list[TrialPlan] = []
+    # with --storage the checkpoints land there, not on this disk (the relay writes them here)
+    checkpoints_here = bool(spec.checkpoint) and spec.storage is None
     try:
         try:
             if spec.cluster is None and spec.isolate_network:
@@ -241,6 +245,9 @@ def run_sweep(
             echo(storage.describe(spec.checkpoint_policy, spec.storage))
         if on_plans is not None:
             on_plans(plans, nodes, sizes)
+        if note := shortfall_note(results_dir, plans, checkpoints_here=checkpoints_here):
+            echo(note)
+        quiet_tune_disk_full()
 
         provenance = {**driver_provenance(), "ray_daemons": daemons}
         if done is None:
@@ -274,6 +281,10 @@ def run_sweep(
         with progress.running():  # the trials' phase board is up and the live display on meanwhile
             grid = tuner.fit()
         del store
+    except Exception as exc:  # a full disk: one line and exit 2, what finished stays on disk (diskspace.py)
+        if (full := disk_full_stop(exc, results_dir, plans, checkpoints_here, writer)) is None:
+            raise
+        raise full from None
     finally:
         ray.shutdown()
         isolation.close()

@@ -30,6 +30,7 @@ from orchestrator.plan.storage import checkpoint_location, uri_of
 from orchestrator.plan.trial_plan import TrialPlan
 from orchestrator.results.files import file_key, write_rows
 from orchestrator.results.rows import EPOCH_METRICS
+from orchestrator.run.diskspace import DiskFull, full_path, is_disk_full
 
 INFO_KEY = "benchctl_info"
 
@@ -210,6 +211,8 @@ class ResultsWriter(Callback):
         self._hosted: dict[str, Attempt] = {}
         self._plans: dict[str, TrialPlan] = {}  # Tune trial id -> its plan (the same for every attempt)
         self.written: list[Path] = []
+        self.finished: set[str] = set()  # benchctl trial ids with a successful attempt in this run
+        self.disk_full: DiskFull | None = None  # the write that found no space: the sweep stops there
 
     def on_trial_start(self, iteration, trials, trial, **info):
         self._started[trial.trial_id] = datetime.now(timezone.utc)
@@ -244,6 +247,12 @@ class ResultsWriter(Callback):
 
     def on_checkpoint(self, iteration, trials, trial, checkpoint, **info):
         attempt = self._attempt(trial)
+        if attempt.plan.store:  # the relay: a failed upload can only be learnt from the store (relayfs.py)
+            from orchestrator.run.relayfs import upload_failures
+
+            for path, number, message in upload_failures(attempt.plan.store):  # any trial's: the path says
+                if is_disk_full(f"[Errno {number}] {message}"):
+                    self._stop(DiskFull(path, "a checkpoint sent through the relay"))
         path = Path(checkpoint.path)
         with contextlib.suppress(ValueError):  # inside the results directory: stored relative to it
             path = path.relative_to(self.results_dir.resolve())
@@ -283,6 +292,7 @@ class ResultsWriter(Callback):
 
     def on_trial_complete(self, iteration, trials, trial, **info):
         self._end(trial, status="ok", error=None)
+        self.finished.add(self._plan(trial).trial.trial_id)
 
     def on_trial_recover(self, iteration, trials, trial, **info):
         self._end(trial, status="error", error=_last_error_line(trial))  # a retry follows
@@ -292,12 +302,30 @@ class ResultsWriter(Callback):
 
     def _end(self, trial, status: str, error: str | None) -> None:
         ended = datetime.now(timezone.utc)
+        attempt = self._attempt(trial)
         self._write(trial, status, error, ended=ended)
         self._running.pop(trial.trial_id)
         # the trial's latest attempt on a known host ends now: this one, or, for a retry that never
         # reported its host, the earlier one, the trial counted as still there (as the rows always had)
         if trial.trial_id in self._hosted:
             self._hosted[trial.trial_id].ended = ended
+        if error is not None and is_disk_full(error):  # its node's disk (a checkpoint, its data): stop
+            where = f" on {attempt.info['host']}" if attempt.info.get("host") else ""
+            what = f"trial {attempt.trial_id}'s files{where}"
+            self._stop(DiskFull(full_path(error, self.results_dir), what))
+
+    def _stop(self, full: DiskFull) -> None:
+        """End the sweep at a full disk: retries and further trials would only fill it again."""
+        self.disk_full = full
+        raise full
+
+    def _rows(self, kind: str, key: str, rows: list[dict], trial_id: str) -> Path:
+        try:
+            return write_rows(self.results_dir, kind, key, rows)
+        except OSError as exc:
+            if not is_disk_full(exc):
+                raise
+            self._stop(DiskFull(self.results_dir / kind, f"the {kind} rows of trial {trial_id}"))
 
     def _write(
         self, trial, status: str, error: str | None, ended: datetime | None = None, epochs: bool = True
@@ -313,6 +341,8 @@ class ResultsWriter(Callback):
         ended: datetime | None,
         epochs: bool = True,
     ) -> None:
+        if self.disk_full is not None:  # stopping: nothing more is written
+            return
         attempt.status, attempt.error = status, error
         plan, info, rows = attempt.plan, attempt.info, attempt.rows
         cfg = plan.trial
@@ -333,7 +363,7 @@ class ResultsWriter(Callback):
         key = file_key(cfg.trial_id, attempt.number)
         # epochs first: a trials row never names epochs that are not on disk yet
         if epochs and rows:
-            path = write_rows(self.results_dir, "epochs", key, [{**identity, **r} for r in rows])
+            path = self._rows("epochs", key, [{**identity, **r} for r in rows], cfg.trial_id)
             if status != "partial":
                 self.written.append(path)
         checkpoint, checkpoint_epoch = attempt.checkpoint or (None, None)
@@ -358,6 +388,6 @@ class ResultsWriter(Callback):
             "tune_trial_id": tid,
             "config_json": json.dumps(cfg.to_dict(), sort_keys=True),
         }
-        path = write_rows(self.results_dir, "trials", key, [trial_row])
+        path = self._rows("trials", key, [trial_row], cfg.trial_id)
         if status != "partial" and path not in self.written:  # an ended row may be rewritten
             self.written.append(path)
