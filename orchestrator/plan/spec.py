@@ -121,6 +121,7 @@ class SweepSpec:
     max_failures: int = _D["max_failures"]  # retries of a failed trial
     placement: Placement = _D["placement"]
     per_class: bool = _D["per_class"]  # one column per hardware class in the cluster, cells pinned to it
+    uniform_cells: bool = _D["uniform_cells"]  # CPU cells sized to the largest node (else: plan/sizing.py)
     name: str = field(default_factory=default_name)
     out: Path = _D["out"]
     cluster: Path | None = _D["cluster"]
@@ -251,6 +252,7 @@ class SweepSpec:
             "start_method": self.start_method.value,
             "checkpoint": self.checkpoint,
             "per_class": self.per_class,
+            "uniform_cells": self.uniform_cells,
             "name": self.name,
             "cluster": str(self.cluster) if self.cluster else None,
             "preset": self.preset.value if self.preset else None,
