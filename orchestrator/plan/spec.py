@@ -36,6 +36,7 @@ from trainables.config import (
     StartMethod,
     TrialConfig,
 )
+from trainables.sleep import is_sleep, sleep_seconds
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
@@ -205,7 +206,17 @@ class SweepSpec:
         """SpecError for a model name benchctl cannot build or that needs more than 32x32 input. The
         paper's models are benchctl's own grid and known good, so a spec of only those imports no torch:
         the report builds the default spec (conditions) and must not pay ~3 s and ~700 MB for it."""
-        others = [m for m in self.models if m not in PAPER_MODELS]
+        others = [m for m in self.models if m not in PAPER_MODELS and not is_sleep(m)]
+        for model in set(self.models) - set(others) - set(PAPER_MODELS):
+            try:
+                sleep_seconds(model)
+            except ValueError as exc:
+                raise SpecError(f"--models: {str(exc).partition(': ')[2]}") from None
+            if self.trial_process is not TrialProcess.inline:
+                raise SpecError(
+                    f"--models {model}: a sleep workload runs in the Ray worker only (trainables/sleep.py); "
+                    "add --trial-process inline"
+                )
         if not others:
             return
         # imported here, not at the top: the Ray trial process imports this module and never needs torch
