@@ -14,7 +14,8 @@ node" (3 CPUs, 3 GPUs in Ray's books; the sleeping trials never touch CUDA), the
    planning, Tune, the results writer, Parquet, the progress display (plain lines, to the log), the
    relay store actor, the compaction at the end.
 2. bare Ray Tune: a plain `Tuner` (reuse_actors=True, Tune's default loggers) of the same sleeping
-   function (run_sleep_trial) over the same T trial configs with the same resource requests.
+   function (run_sleep_trial) over the same T trial configs with the same resource requests, given to
+   Tune the same way (a grid of indexes, each trial's config picked by its index).
 
 Measured per half: wall time of the driver process (start to exit), its CPU seconds (getrusage, its
 own threads; its children, e.g. benchctl's GCS probe, apart), its RSS when the first trial's rows are
@@ -28,6 +29,7 @@ recorded before and after each half (the machine is shared). Ray is stopped in e
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import platform
@@ -161,10 +163,16 @@ def drive_tune(args) -> dict:
         selector = {NODE_ID_LABEL: f"in({','.join(plan['node_ids'])})"}
         return tune.PlacementGroupFactory([plan["resources"]], bundle_label_selector=[selector])
 
+    def pick(config: dict) -> dict:
+        return copy.deepcopy(plans[config["index"]])
+
+    # as benchctl's (orchestrator/plan/matrix.param_space): a grid of indexes, each trial's plan picked
+    # by its index, so that both pay Tune the same cost per generated trial
+    space = {"index": tune.grid_search(list(range(len(plans)))), "plan": tune.sample_from(pick)}
     trainable = tune.with_resources(lambda config: _sleeping(config["plan"]), resources=request)
     tuner = tune.Tuner(
         trainable,
-        param_space={"plan": tune.grid_search(plans)},  # as benchctl's: one grid_search of the plans
+        param_space=space,
         tune_config=tune.TuneConfig(reuse_actors=True),
         run_config=tune.RunConfig(name="tune", storage_path=str(args.work / "tune"), verbose=0),
     )
@@ -293,8 +301,9 @@ def measure(args) -> dict:
         if why_not:
             print(f"scale_lab: note: the lab shares this machine's network ({why_not})", flush=True)
         os.environ[MARKS_ENV] = str(args.work / "marks")  # the lab's workers inherit it from its raylets
-        lab = start_lab(args, tmp)
+        lab = None
         try:
+            lab = start_lab(args, tmp)
             args.address = lab.address
             port = lab.address.rsplit(":", 1)[1]
             (args.work / "lab.yaml").write_text(
@@ -308,7 +317,8 @@ def measure(args) -> dict:
                 halves[role] = run_half(role, args, env, args.work / f"{role}.log")
                 halves[role]["last_trial_end"] = max(marks(args.work / "marks"), default=None)
         finally:
-            lab.shutdown()
+            if lab is not None:
+                lab.shutdown()
             ray.shutdown()
             shutil.rmtree(tmp, ignore_errors=True)
     for role, half in halves.items():
