@@ -3,7 +3,7 @@
 from collections import Counter
 
 from orchestrator.plan.planning import idle_nodes, plan_sweep
-from orchestrator.plan.spec import SweepSpec
+from orchestrator.plan.spec import SweepSpec, conditions, resume_fields
 
 
 def _node(host: str, cpus: int, gpus: int = 0) -> dict:
@@ -67,6 +67,12 @@ def test_gpu_nodes_keep_their_cores_for_gpu_cells():
     assert all(not p.node_ids for p in gpu) and idle_nodes(plans, lab) == []
     cpu_only, _ = _plan(lab)  # no gpu cells: the GPU box's cores run CPU cells too
     assert {p.node_ids for p in cpu_only} == {("gpubox",), ("c1", "c2")}
+
+
+def test_a_sweep_stored_before_sizing_resumes_with_uniform_cells():
+    assert resume_fields({"models": ["simple_cnn"]})["uniform_cells"] is True  # as it ran
+    assert resume_fields({"models": ["simple_cnn"], "uniform_cells": False})["uniform_cells"] is False
+    assert "uniform_cells" not in conditions({})  # where cells ran is no condition: sweeps still pool
 
 
 def test_a_resume_sizes_only_the_trials_left():

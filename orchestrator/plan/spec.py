@@ -284,7 +284,11 @@ def _unused_sizes(dataset: str | None) -> dict:
 
 
 # what sweeps stored before a field existed did, where that differs from the field's default
-_BEFORE_FIELD = {"trial_process": TrialProcess.inline.value, "start_method": StartMethod.fresh.value}
+_BEFORE_FIELD = {
+    "trial_process": TrialProcess.inline.value,
+    "start_method": StartMethod.fresh.value,
+    "uniform_cells": True,  # CPU cells sized to the largest node (plan/sizing.py came with issue 35)
+}
 
 
 @functools.cache
