@@ -68,7 +68,7 @@ def size_to_nodes(
     the CPU nodes are all one size."""
     cpu = [i for i, p in enumerate(plans) if p.trial.device is Device.cpu and not p.node_ids]
     sizes = _sizes(nodes, gpu_cells=len(cpu) < len(plans))
-    if not sized(spec) or not cpu or len(sizes) < 2 and _uniform_fits(spec, sizes, nodes):
+    if not sized(spec) or not cpu or len(sizes) < 2 and _largest_anyway(sizes, nodes):
         return plans, None
     allot = [resolve_allotment(spec, [s.cpus]) for s in sizes]
     # one heap of slot finish times per size: a node holds cpus // cell cores cells at once
@@ -92,9 +92,10 @@ def size_to_nodes(
     return out, [dataclasses.replace(s, trials=n) for s, n in zip(sizes, counts, strict=True)]
 
 
-def _uniform_fits(spec: SweepSpec, sizes: list[NodeSize], nodes: list[dict]) -> bool:
-    """Whether the cells matrix.resolve_allotment sizes to the largest node would land on `sizes`' nodes
-    (one size: those nodes are the largest, or a larger GPU node would take the CPU cells from them)."""
+def _largest_anyway(sizes: list[NodeSize], nodes: list[dict]) -> bool:
+    """Whether one size (or none) is the largest node's, so that cells sized to the largest node, as
+    matrix.resolve_allotment sizes them, already fit those nodes: nothing to pin. Not so when a larger
+    GPU node, left to gpu cells, would take the CPU cells from the CPU-only nodes."""
     largest = max((int(n["resources"].get("CPU", 0)) for n in nodes), default=0)
     return not sizes or sizes[0].cpus == largest
 
