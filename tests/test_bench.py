@@ -300,3 +300,22 @@ def test_runbook_cut_by_sigterm_stops_its_step_and_still_packs(tmp_path):
     log = (out / "call.log").read_text()
     assert "== plain endless: exit" in log  # the step was stopped and waited for, not orphaned
     assert (out / "results.tar.gz").is_file()
+
+
+def test_scale_lab_counts_rows_lost_and_duplicated_by_trial_epoch():
+    scale = load("scale_lab")
+    rows = [("a", 1, 1), ("a", 1, 2), ("a", 2, 2), ("b", 1, 1), ("b", 1, 1)]  # a retried; b: epoch 1 twice
+    assert scale.account(rows, trials=2, epochs=2) == {
+        "rows_expected": 4,
+        "rows_written": 5,
+        "rows_duplicated": 1,  # (b, attempt 1, epoch 1) twice; a's second attempt is no duplicate
+        "rows_lost": 1,  # b's epoch 2
+    }
+    assert scale.account([("a", 1, 1), ("a", 1, 2)], trials=1, epochs=2)["rows_lost"] == 0
+
+
+def test_scale_lab_shapes_a_heterogeneous_lab_with_a_gpu_node_in_every_four():
+    shape = load("scale_lab").lab_shape(8)
+    assert [(n["num_cpus"], n["num_gpus"]) for n in shape] == [
+        (4, 0), (3, 3), (2, 0), (4, 0), (2, 0), (3, 3), (4, 0), (2, 0)
+    ]  # fmt: skip

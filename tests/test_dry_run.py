@@ -77,7 +77,7 @@ def test_idle_nodes_are_named_with_the_reason():
     configs = expand(spec, resolve_allotment(spec, [16, 4, 8]))
     note = idle_note(configs, nodes)
     assert note is not None and note.startswith("benchctl: note: 1 node can run no cell")
-    assert "small (4 CPUs: cpu cells need 16 CPUs, it has 4 (sized to the largest node; --per-class" in note
+    assert "small (4 CPUs: cpu cells need 16 CPUs, it has 4 (--uniform-cells: sized to the largest" in note
     assert "gpu cells need a GPU, it has none" in note
     assert "big" not in note and "gpubox" not in note
     cpu_only = SweepSpec(models=("simple_cnn",), devices=("cpu",), name="n")

@@ -200,11 +200,24 @@ def test_driver_killed_then_resume_completes_the_set_and_an_open_cluster_is_flag
         assert "does not require token authentication" in status.stderr
 
 
-def test_per_class_runs_each_cell_on_its_own_class_of_host(lab, tmp_path):
+def test_every_host_runs_cells_with_its_own_cores_and_per_class_pins_classes(lab, tmp_path):
     start_lab(lab, w1_cpus=2, w2_cpus=1)  # same CPU model, different core counts: two CPU classes
     yaml = lab.cluster_file(tmp_path)
     out = tmp_path / "out"
-    args = SWEEP[: SWEEP.index("--cpus-per-trial")]  # each class sizes its own cells
+    args = SWEEP[: SWEEP.index("--cpus-per-trial")]  # each host, or each class, sizes its own cells
+
+    # by default (issue 35): the 1-CPU host works too, with its one core, while the 2-CPU host does
+    run = benchctl([*args, "--epochs", "1", "--max-steps", "2", "--repeats", "2", "--cluster", str(yaml),
+                    "--out", str(out), "--name", "het"], lab.env)  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "cpu cells sized to their nodes: 1 on 2-CPU node (1), 1 on 1-CPU node (1)" in run.stdout
+    _, trials = read_results(out / "het")
+    assert len(trials) == 2 and (trials.status == "ok").all()
+    assert dict(zip(trials.host, trials.cpus_allotted, strict=True)) == {"w1": 2, "w2": 1}
+    assert {h: c[-2:] for h, c in zip(trials.host, trials.hw_class, strict=True)} == {"w1": "2c", "w2": "1c"}
+    w1, w2 = (trials[trials.host == h].iloc[0] for h in ("w1", "w2"))
+    assert w1.started_at <= w2.ended_at and w2.started_at <= w1.ended_at  # both hosts busy at once
+
     run = benchctl([*args, "--epochs", "2", "--max-steps", "3", "--per-class", "--cluster", str(yaml),
                     "--out", str(out), "--name", "pc"], lab.env)  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr

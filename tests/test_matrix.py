@@ -1,3 +1,4 @@
+import copy
 import dataclasses
 import math
 
@@ -29,8 +30,7 @@ def test_grid_is_declared_once_and_expanded_consistently():
     axes = matrix_axes(SPEC)
     space = param_space(expand(SPEC, ALLOT))
     configs = expand(SPEC, ALLOT)
-    assert space["plan"] == tune.grid_search([c.to_dict() for c in configs])
-    assert [TrialPlan.from_dict(d) for d in space["plan"]["grid_search"]] == configs  # plans round-trip
+    assert [TrialPlan.from_tune(c) for c in _resolved(space)] == configs  # plans round-trip through Tune
     assert len(configs) == math.prod(len(v) for v in axes.values()) == 2 * 2 * 2 * 2
     for name, values in axes.items():  # every axis value appears, and nothing else
         assert {getattr(c.trial, name) for c in configs} == set(values)
@@ -43,7 +43,21 @@ def test_resume_skips_exactly_the_trials_already_done():
     left = expand(SPEC, ALLOT, skip=done)
     assert len(left) == len(configs) - len(done)
     assert not done & {c.trial.trial_id for c in left}
-    assert param_space(left)["plan"] == tune.grid_search([c.to_dict() for c in left])
+    assert [TrialPlan.from_tune(c) for c in _resolved(param_space(left))] == left
+
+
+def _resolved(space: dict) -> list[dict]:
+    """The trial configs Tune generates from a param_space, in order."""
+    from ray.tune.search.variant_generator import generate_variants
+
+    return [config for _, config in generate_variants(space)]
+
+
+def test_the_param_space_grows_linearly_with_the_trials():
+    # Tune deep-copies the unresolved space for every trial it generates: the plans must not be in it
+    space = param_space(expand(SweepSpec(name="big", repeats=400, devices=("cpu",)), ALLOT))
+    assert space["index"] == tune.grid_search(list(range(1200)))
+    assert copy.deepcopy(space)["plan"].func is space["plan"].func  # the plans travel by reference
 
 
 def test_resources_are_a_function_of_the_config():

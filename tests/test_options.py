@@ -163,6 +163,7 @@ def test_a_resume_may_change_the_resumable_options_only():
     assert set(RESUMABLE_CHANGES) == {
         "name", "out", "cluster", "cluster_port", "max_failures", "resume", "isolate_network", "preset",
         "checkpoint", "checkpoint_every", "checkpoint_every_s",
+        "uniform_cells",  # where CPU cells run: each row records its cores and class
     }  # fmt: skip
     row = next(line for line in markdown_table().splitlines() if line.startswith("| `--resume`"))
     for o in OPTIONS:

@@ -56,6 +56,11 @@ def test_library_callers_may_pass_strings():
             "--start-method: 'spawn' is not allowed; must be one of fresh, prestarted, forkserver",
         ),
         ({"start_method": "forkserver", "trial_process": "inline"}, "--start-method forkserver: starts a"),
+        ({"models": ("sleep:0.5",)}, "--models sleep:0.5: a sleep workload runs in the Ray worker only"),
+        (
+            {"models": ("sleep:soon",), "trial_process": "inline"},
+            "--models: 'sleep:soon' is not allowed; a sleep workload is sleep:SECONDS",
+        ),
     ],
 )
 def test_bad_specs_say_which_option_and_why(kwargs, message):

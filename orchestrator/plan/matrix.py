@@ -2,7 +2,7 @@
 
     axes = matrix_axes(spec)             # {"model": [...], "device": [...], ...}: the grid, as data
     plans = expand(spec, alloc)          # one TrialPlan (orchestrator/plan/trial_plan.py) per cell
-    space = param_space(plans)           # the plans as one tune.grid_search, for Ray Tune
+    space = param_space(plans)           # the plans as one tune.grid_search (of indexes), for Ray Tune
 
 The grid is expanded here into a list of typed plans and handed to Tune as one `grid_search` of
 their dicts, so a `--resume` can leave out the trials already complete (`skip`) and still run
@@ -13,7 +13,9 @@ Resources are a function of the plan (`TrialPlan.resources`), used both by Ray
 Ray reserves and what the trial uses can never disagree. Per placement mode (`--placement`):
 
     exclusive    cpu cell: every core of the largest node, reserved and used (as the paper's CPU
-                 baseline), so nothing else runs beside it; gpu cell: 1 GPU + 1 core + 1 per worker
+                 baseline), so nothing else runs beside it; gpu cell: 1 GPU + 1 core + 1 per worker.
+                 On nodes of several sizes, planning.plan_sweep then sizes each CPU trial to the
+                 nodes it is pinned to (sizing.py), unless --uniform-cells
     partitioned  cpu cell: half the largest node (or --cpus-per-trial), pinned to its own cores with
                  CPU affinity; gpu cells as above, also pinned; cells share a node on disjoint cores
     packed       every trial is 1 CPU (+1 GPU) in Ray's books but uses its full thread count:
@@ -26,6 +28,7 @@ and every cell pinned to its class's nodes through Ray's node-id label (`TrialPl
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import itertools
 from collections.abc import Collection
@@ -34,7 +37,7 @@ from dataclasses import dataclass
 from orchestrator.lab.hardware import HwClass
 from orchestrator.plan.axes import AXES
 from orchestrator.plan.spec import Placement, SweepSpec
-from orchestrator.plan.trial_plan import TUNE_KEY, TrialPlan
+from orchestrator.plan.trial_plan import INDEX_KEY, TUNE_KEY, TrialPlan
 from trainables.config import Device, TrialConfig
 
 
@@ -120,11 +123,18 @@ def expand(
 
 
 def param_space(plans: list[TrialPlan]) -> dict:
-    """The plans as Tune's param_space: one grid_search over their dicts, so each trial's config is
-    a plan's `tune_config()`."""
+    """The plans as Tune's param_space: one grid_search over their indexes, each trial's plan picked by
+    its index, so each trial's config is a plan's `tune_config()` plus its `index`. Not a grid_search over
+    the plans' dicts: Tune deep-copies the whole grid for every trial it generates, so that cost O(trials^2)
+    (1,000 trials: ~1e6 plan copies); a function is copied by reference."""
     from ray import tune
 
-    return {TUNE_KEY: tune.grid_search([p.to_dict() for p in plans])}
+    dicts = [p.to_dict() for p in plans]
+
+    def pick(config: dict) -> dict:
+        return copy.deepcopy(dicts[config[INDEX_KEY]])  # a trial's own copy: Tune may change its config
+
+    return {INDEX_KEY: tune.grid_search(list(range(len(dicts)))), TUNE_KEY: tune.sample_from(pick)}
 
 
 def _fits(need: dict[str, float], have: dict[str, float]) -> bool:

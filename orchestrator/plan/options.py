@@ -132,7 +132,7 @@ OPTIONS: tuple[Option, ...] = (
            doc="test images of `--dataset synthetic`"),
     Option("seed", int, d.SEED, "Base seed.", "seed", doc="base seed of weights and data order"),
     Option("cpus_per_trial", int, None, "CPU cores per CPU cell.", "cpus_per_trial",
-           shown="all cores of the largest node (partitioned: half)",
+           shown="all cores of the node it runs on (partitioned: half)",
            doc="a CPU cell's cores: torch threads + DataLoader workers fit inside it. No core is left idle "
            "for Ray's daemons: the trial runs at a better priority than they do (`trainables/priority.py`). "
            "On a 2-core host all cores ran 1.58x the images/s of all but one (median of 4 paired rounds, "
@@ -201,6 +201,13 @@ OPTIONS: tuple[Option, ...] = (
            "nodes of that class.", "per_class",
            doc="with a cluster: one column per hardware class (GPU model; CPU model + cores), each cell "
            "pinned to nodes of its class"),
+    Option("uniform_cells", bool, False,
+           "Size every CPU cell to the largest node, as before: smaller nodes then run no CPU cell.",
+           "uniform_cells", resumable=True,
+           doc="every CPU cell sized to the largest node, as before issue 35: smaller nodes run no CPU cell. "
+           "Left out, on a lab whose nodes differ in cores, each CPU trial is sized to one node size and "
+           "pinned to its nodes, spread so that every size works; rows record the cores and the node's "
+           "class, which the report never pools (`orchestrator/plan/sizing.py`)"),
     Option("network_isolation", bool, True,
            "Local runs as root: Ray in a private network namespace, so none of its ports is reachable from "
            "other machines (Ray 2.60 cannot bind them to loopback).", "isolate_network", resumable=True,

@@ -7,9 +7,10 @@
 The steps, in order: the devices the nodes have (no --devices), gpu cells refused where no node has a
 GPU (preflight.check_devices, the "no GPU found on any node" line), each cell's cores against the nodes,
 the hardware classes (--per-class), the grid expanded minus the trials already complete (`skip`, a
---resume's), and a refusal when some trial fits no node. `benchctl sweep --dry-run` (dryrun.py) and
-the sweep driver (orchestrator/run/sweep.py) both call `plan_sweep`, so what a dry run prints is
-what the sweep runs. Only how a run drives the plans (checkpoints, the storage relay, a resumed
+--resume's), CPU cells sized to the nodes that will run them (sizing.py; not with --uniform-cells),
+and a refusal when some trial fits no node. `benchctl sweep --dry-run` (dryrun.py) and the sweep
+driver (orchestrator/run/sweep.py) both call `plan_sweep`, so what a dry run prints is what the sweep
+runs. Only how a run drives the plans (checkpoints, the storage relay, a resumed
 trial's checkpoint) is added by the driver afterwards.
 """
 
@@ -22,6 +23,7 @@ from orchestrator.lab import hardware
 from orchestrator.lab.hardware import HwClass
 from orchestrator.plan.matrix import _fits, describe, expand, resolve_allotment, unplaceable
 from orchestrator.plan.preflight import check_devices
+from orchestrator.plan.sizing import size_to_nodes, sizes_line
 from orchestrator.plan.spec import SpecError, SweepSpec, resolve_devices
 from orchestrator.plan.trial_plan import TrialPlan
 from trainables.config import Device
@@ -52,7 +54,9 @@ def plan_sweep(
     check_devices(spec, nodes)
     alloc = resolve_allotment(spec, [int(n["resources"].get("CPU", 0)) for n in nodes])
     classes = _classes(spec, nodes, cpu_models)
-    plans = expand(spec, alloc, skip, classes)
+    plans, sizes = size_to_nodes(spec, expand(spec, alloc, skip, classes), nodes)
+    if sizes:
+        echo(sizes_line(sizes))
     problem = unplaceable(plans, nodes)
     if problem:
         raise SpecError(problem)
@@ -78,14 +82,14 @@ def why_not(plan: TrialPlan, node: dict, largest: float) -> str | None:
     need, have = plan.resources, node["resources"]
     what = plan.where
     if plan.node_ids and node.get("node_id") not in plan.node_ids:
-        return f"{what} cells are pinned to their class's nodes"
+        return f"{what} cells are pinned to other nodes"
     if _fits(need, have):
         return None
     if need.get("GPU") and have.get("GPU", 0) < need["GPU"]:
         return f"{what} cells need a GPU, it has none"
     why = f"{what} cells need {describe(need)}, it has {have.get('CPU', 0):g}"
     if plan.trial.device is Device.cpu and not plan.node_ids and need.get("CPU", 0) >= largest - 1:
-        why += " (sized to the largest node; --per-class sizes each class to its own nodes)"
+        why += " (--uniform-cells: sized to the largest node; without it each is sized to its nodes)"
     return why
 
 

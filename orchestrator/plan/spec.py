@@ -38,6 +38,7 @@ from trainables.config import (
     StartMethod,
     TrialConfig,
 )
+from trainables.sleep import is_sleep, sleep_seconds
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
@@ -125,6 +126,7 @@ class SweepSpec:
     max_failures: int = _D["max_failures"]  # retries of a failed trial
     placement: Placement = _D["placement"]
     per_class: bool = _D["per_class"]  # one column per hardware class in the cluster, cells pinned to it
+    uniform_cells: bool = _D["uniform_cells"]  # CPU cells sized to the largest node (else: plan/sizing.py)
     name: str = field(default_factory=default_name)
     out: Path = _D["out"]
     cluster: Path | None = _D["cluster"]
@@ -228,7 +230,17 @@ class SweepSpec:
         """SpecError for a model name benchctl cannot build or that needs more than 32x32 input. The
         paper's models are benchctl's own grid and known good, so a spec of only those imports no torch:
         the report builds the default spec (conditions) and must not pay ~3 s and ~700 MB for it."""
-        others = [m for m in self.models if m not in PAPER_MODELS]
+        others = [m for m in self.models if m not in PAPER_MODELS and not is_sleep(m)]
+        for model in set(self.models) - set(others) - set(PAPER_MODELS):
+            try:
+                sleep_seconds(model)
+            except ValueError as exc:
+                raise SpecError(f"--models: {str(exc).partition(': ')[2]}") from None
+            if self.trial_process is not TrialProcess.inline:
+                raise SpecError(
+                    f"--models {model}: a sleep workload runs in the Ray worker only (trainables/sleep.py); "
+                    "add --trial-process inline"
+                )
         if not others:
             return
         # imported here, not at the top: the Ray trial process imports this module and never needs torch
@@ -278,6 +290,7 @@ class SweepSpec:
             "checkpoint_every_s": self.checkpoint_every_s,
             "storage": self.storage,
             "per_class": self.per_class,
+            "uniform_cells": self.uniform_cells,
             "name": self.name,
             "cluster": str(self.cluster) if self.cluster else None,
             "preset": self.preset.value if self.preset else None,
@@ -298,7 +311,11 @@ def _unused_sizes(dataset: str | None) -> dict:
 
 
 # what sweeps stored before a field existed did, where that differs from the field's default
-_BEFORE_FIELD = {"trial_process": TrialProcess.inline.value, "start_method": StartMethod.fresh.value}
+_BEFORE_FIELD = {
+    "trial_process": TrialProcess.inline.value,
+    "start_method": StartMethod.fresh.value,
+    "uniform_cells": True,  # CPU cells sized to the largest node (plan/sizing.py came with issue 35)
+}
 
 
 @functools.cache

@@ -21,7 +21,8 @@ from orchestrator.lab.hardware import NODE_ID_LABEL
 from orchestrator.plan.spec import Placement, TrialProcess
 from trainables.config import START_METHOD, CheckpointPolicy, Device, StartMethod, TrialConfig
 
-TUNE_KEY = "plan"  # the one key of a Tune config: the plan's to_dict()
+TUNE_KEY = "plan"  # the key of a Tune config that holds the plan's to_dict()
+INDEX_KEY = "index"  # the other: the plan's place in the sweep's list (matrix.param_space)
 
 
 @dataclass(frozen=True)

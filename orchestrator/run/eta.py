@@ -56,13 +56,20 @@ def remaining_s(trials: Sequence[Pace]) -> list[float | None]:
             if t.in_epoch is not None:
                 seen[g][2].append(t.in_epoch[0])
 
-    def group_pace(t: Pace) -> tuple[float, float] | None:
-        for g in t.groups:
+    paces: dict[tuple[str, ...], tuple[float, float] | None] = {}
+
+    def group_pace(t: Pace) -> tuple[float, float] | None:  # once per groups: O(trials), not O(trials^2)
+        if t.groups not in paces:
+            paces[t.groups] = _pace_of(t.groups)
+        return paces[t.groups]
+
+    def _pace_of(groups: tuple[str, ...]) -> tuple[float, float] | None:
+        for g in groups:
             startups, steady, passes = seen.get(g, ((), (), ()))
             if startups or steady:
                 first = fmean(startups) if startups else fmean(steady)
                 return first, fmean(steady) if steady else first
-        for g in t.groups:
+        for g in groups:
             if passes := seen.get(g, ((), (), ()))[2]:
                 return fmean(passes), fmean(passes)
         return None

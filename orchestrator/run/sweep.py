@@ -40,7 +40,7 @@ from orchestrator.plan.dryrun import local_nodes
 from orchestrator.plan.matrix import describe, param_space
 from orchestrator.plan.planning import idle_note, plan_sweep
 from orchestrator.plan.preflight import check_dataset, check_devices, check_storage
-from orchestrator.plan.spec import Placement, SpecError, SweepSpec
+from orchestrator.plan.spec import Placement, SpecError, SweepSpec, TrialProcess
 from orchestrator.plan.trial_plan import TrialPlan
 from orchestrator.results.compact import compact, restore_trial_files
 from orchestrator.results.files import ResultsError, write_json_atomic
@@ -112,6 +112,14 @@ def _with_run_settings(spec: SweepSpec, plans: list[TrialPlan], done) -> list[Tr
                             store=store, storage=spec.storage)  # fmt: skip
         for p in plans
     ]
+
+
+def _reuse_actors(spec: SweepSpec) -> bool:
+    """Whether Tune keeps a trial's Ray worker for the next trial of the same shape. A child trial's
+    worker keeps its fork server or its spare child for the next: reuse it; a fresh child starts clean
+    each time. An inline trial starts no process of its own: a new worker per trial only adds a Python
+    start and Ray's imports to every trial (bench/scale_lab.py measured it: reports/scale-lab)."""
+    return spec.trial_process is TrialProcess.inline or spec.start_method is not StartMethod.fresh
 
 
 def _trials(n: int) -> str:
@@ -266,9 +274,7 @@ def run_sweep(
         tuner = tune.Tuner(
             tune.with_resources(tune_trial, resources=trial_request),
             param_space=param_space(plans),
-            # a trial's actor keeps its fork server or its spare child for the next: reuse it; a fresh
-            # one starts clean each time
-            tune_config=tune.TuneConfig(reuse_actors=spec.start_method is not StartMethod.fresh),
+            tune_config=tune.TuneConfig(reuse_actors=_reuse_actors(spec)),
             run_config=tune.RunConfig(
                 name=run_name,
                 **_tune_storage(spec, store_name),

@@ -4,7 +4,8 @@
     rows = runner.run(cfg, on_epoch, checkpoint_dir=..., checkpoint_policy=..., restore_from=...,
                       on_phase=...)
 
-    inline        InlineRunner      trainables.train.run_trial in this process (the Ray worker)
+    inline        InlineRunner      trainables.train.run_trial in this process (the Ray worker); a
+                                    `sleep:S` model's trainables.sleep.run_sleep_trial instead
     fresh         FreshRunner       a new interpreter per trial, started when the trial starts
     prestarted    PrestartedRunner  a new interpreter per trial, started before it asked (default)
     forkserver    ForkserverRunner  a fork of a per-process server that imported torch once
@@ -25,6 +26,7 @@ from typing import Protocol
 from trainables.config import CheckpointPolicy, StartMethod, TrialConfig
 from trainables.launch.isolated import CHILD_RUNNERS
 from trainables.priority import favour_this_process
+from trainables.sleep import is_sleep, run_sleep_trial
 
 
 class TrialRunner(Protocol):
@@ -60,9 +62,11 @@ class InlineRunner:
         restore_from: Path | None = None,
         on_phase: Callable[[str], None] | None = None,
     ) -> list[dict]:
+        favour_this_process()
+        if is_sleep(cfg.model):  # trains nothing, imports no torch (trainables/sleep.py)
+            return run_sleep_trial(cfg, on_epoch)
         from trainables.train import run_trial  # torch comes into this process only inline
 
-        favour_this_process()
         result = run_trial(
             cfg,
             on_epoch,
