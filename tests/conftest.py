@@ -17,8 +17,10 @@ the tier unnoticed.
 """
 
 import atexit
+import contextlib
 import os
 import shutil
+import signal
 import tempfile
 from pathlib import Path
 
@@ -133,3 +135,17 @@ def chromium() -> str:
     if CHROMIUM is None:
         pytest.skip("chromium is not installed (scripts/install.sh installs it as root, with apt-get)")
     return CHROMIUM
+
+
+@pytest.fixture
+def ray_tmp():
+    """A short folder for a test's Ray session (RAY_TMPDIR): Ray's socket paths must fit 107 bytes.
+    Afterwards every process still carrying it in its environment is killed, and it is removed."""
+    from procutil import pids_with_env
+
+    path = tempfile.mkdtemp(prefix="bcray", dir="/tmp")
+    yield path
+    for pid in pids_with_env(path):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    shutil.rmtree(path, ignore_errors=True)

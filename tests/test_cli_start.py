@@ -7,15 +7,11 @@ Real processes: `python -X importtime -m orchestrator ...` lists every module th
 
 import os
 import re
-import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
-from procutil import pids_with_env
 
 from orchestrator.plan.spec import SweepSpec, conditions, spec_differences
 from orchestrator.results.schema import SCHEMA_VERSION
@@ -125,16 +121,6 @@ def test_spec_json_leaves_sizes_of_a_real_data_set_null_and_old_specs_still_resu
     assert spec_differences(synthetic, SweepSpec(name="s", train_size=4096)) == ["train_size: 2048 -> 4096"]
 
 
-@pytest.fixture
-def ray_tmp():
-    path = tempfile.mkdtemp(prefix="bcray", dir="/tmp")  # short: Ray's socket paths must fit 107 bytes
-    yield path
-    for pid in pids_with_env(path):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    shutil.rmtree(path, ignore_errors=True)
 
 
 def test_a_local_sweep_of_one_trial_says_trial_and_removes_its_ray_session(tmp_path, ray_tmp):

@@ -7,15 +7,12 @@ test starts Ray (slow); the warning before a sweep is checked without Ray.
 
 import contextlib
 import os
-import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 import pytest
-from procutil import pids_with_env, small_disk, trial_rows
+from procutil import small_disk, trial_rows
 
 from orchestrator.analysis.flops_table import PAPER_PARAMS
 from orchestrator.analysis.stats import ok_epochs
@@ -133,14 +130,6 @@ def test_a_checkpoint_on_a_full_node_disk_raises_enospc_naming_its_path(tmp_path
         assert list((disk / "save").iterdir()) == []  # no half-written file
 
 
-@pytest.fixture
-def ray_tmp():
-    path = tempfile.mkdtemp(prefix="bcray", dir="/tmp")  # short: Ray's socket paths must fit 107 bytes
-    yield path
-    for pid in pids_with_env(path):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    shutil.rmtree(path, ignore_errors=True)
 
 
 def benchctl(args: list[str], ray_tmp: str, **kw) -> subprocess.Popen:

@@ -7,15 +7,13 @@ outlive a SIGKILLed driver; its raylet and GCS do not).
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pandas.testing as pdt
 import pytest
-from procutil import pids_with_env, sigkill_after_first_trial, sigkill_when
+from procutil import sigkill_after_first_trial, sigkill_when
 from typer.testing import CliRunner
 
 from orchestrator.analysis.stats import ok_epochs
@@ -46,16 +44,6 @@ SWEEP = [
 ]
 
 
-@pytest.fixture
-def ray_tmp():
-    path = tempfile.mkdtemp(prefix="bcray", dir="/tmp")  # short: Ray's socket paths must fit 107 bytes
-    yield path
-    for pid in pids_with_env(path):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    shutil.rmtree(path, ignore_errors=True)
 
 
 def test_sigkill_of_the_driver_then_resume_completes_the_set_once(tmp_path, ray_tmp):

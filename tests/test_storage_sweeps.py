@@ -4,7 +4,6 @@ driver killed after epoch 2 is resumed from the checkpoint in the bucket."""
 
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -15,7 +14,7 @@ from pathlib import Path
 import pyarrow.fs as pafs
 import pytest
 from labnet import LabNet
-from procutil import pids_with_env, sigkill_when
+from procutil import sigkill_when
 from typer.testing import CliRunner
 
 from orchestrator.analysis.stats import ok_epochs
@@ -30,16 +29,6 @@ TINY = ["--models", "simple_cnn", "--devices", "cpu", "--batch-size", "32", "--t
         "--trial-process", "inline"]  # fmt: skip
 
 
-@pytest.fixture
-def ray_tmp():
-    path = tempfile.mkdtemp(prefix="bcray", dir="/tmp")  # short: Ray's socket paths must fit 107 bytes
-    yield path
-    for pid in pids_with_env(path):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture
