@@ -14,6 +14,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from orchestrator.analysis.bootstrap import resampled_medians
 from orchestrator.analysis.bounds import LAUNCH_BOUND_UTIL_PCT, launch_bound  # noqa: F401  (re-exported)
 from orchestrator.analysis.pairing import PAIR, class_pairs
 from orchestrator.analysis.stats import (
@@ -95,17 +96,17 @@ def bootstrap_speedup_ratios(
     cpu, gpu = cpu[~np.isnan(cpu)], gpu[~np.isnan(gpu)]
     if len(cpu) < 2 or len(gpu) < 2:
         return None
-    # the report draws each pair's resamples up to three times (its table, the explained answer, the
-    # scaling fit): ~10 ms each at 400 samples a side, so the same samples are drawn once
+    # the report asks for each pair's resamples up to three times (its table, the explained answer, the
+    # scaling fit): analysis.bootstrap keeps them
     return _cached_ratios(cpu.tobytes(), gpu.tobytes(), n_resamples, seed)
 
 
 @functools.lru_cache(maxsize=512)
 def _cached_ratios(cpu_bytes: bytes, gpu_bytes: bytes, n_resamples: int, seed: int) -> np.ndarray | None:
     cpu, gpu = np.frombuffer(cpu_bytes), np.frombuffer(gpu_bytes)
-    rng = np.random.default_rng(seed)
-    cpu_medians = _resampled_medians(rng, cpu, n_resamples)
-    gpu_medians = _resampled_medians(rng, gpu, n_resamples)
+    # one generator: the CPU side's resamples first, then the GPU side's from where they left it
+    cpu_medians = resampled_medians(cpu, (len(cpu),), n_resamples, seed)
+    gpu_medians = resampled_medians(gpu, (len(cpu), len(gpu)), n_resamples, seed)
     if not (gpu_medians > 0).all():
         return None
     ratios = cpu_medians / gpu_medians
@@ -123,26 +124,10 @@ def bootstrap_median_ci(
     values = values[~np.isnan(values)]
     if len(values) < 2:
         return (math.nan, math.nan)
-    medians = _resampled_medians(np.random.default_rng(seed), values, n_resamples)
+    medians = resampled_medians(values, (len(values),), n_resamples, seed)
     tail = (1 - confidence) / 2 * 100
     low, high = np.percentile(medians, [tail, 100 - tail])
     return (float(low), float(high))
-
-
-def _resampled_medians(rng: np.random.Generator, values: np.ndarray, n_resamples: int) -> np.ndarray:
-    """Medians of n_resamples resamples (with replacement) of `values`: the same draws as
-    rng.choice(values, size=(n_resamples, n)) and the same medians as np.median(axis=1). The drawn
-    indices are mapped to the values' ranks and those small integers partitioned (half the time of
-    partitioning the drawn floats): the median's ranks give the median's values, as sorting is monotone."""
-    n = len(values)
-    drawn = rng.integers(0, n, size=(n_resamples, n))
-    order = np.argsort(values, kind="stable")
-    rank = np.empty(n, dtype=np.int16 if n < 2**15 else np.intp)
-    rank[order] = np.arange(n)
-    ranks = rank[drawn]
-    middle = [n // 2] if n % 2 else [n // 2 - 1, n // 2]
-    ranks.partition(middle, axis=1)
-    return values[order][ranks[:, middle]].mean(axis=1)
 
 
 def energy_speedup(cpu_cell: pd.Series | None, gpu_cell: pd.Series | None) -> float:
