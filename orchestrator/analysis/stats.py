@@ -195,12 +195,17 @@ def cell_summary(epochs: pd.DataFrame) -> pd.DataFrame:
     energy_scope  what energy_j covers: "GPU+CPU", "GPU only", "CPU", or "" when energy_j is NaN
     energy_j_per_image   median over the same epochs of that epoch energy / full-epoch images
     host_steal_pct       median over the same epochs of the hypervisor's share of host CPU time (%)
+
+    The epoch's split and speed, medians over the same epochs (what the breakdown and throughput figures
+    draw): data_s, compute_s, eval_s (the test pass, outside epoch_s), images_per_s; other_s =
+    max(epoch_s - data_s - compute_s, 0), a missing data_s / compute_s counting as 0, so that data +
+    compute + other stack up to the median epoch time.
     """
     columns = CLASS_CELL + [
         "params", "epoch_s", "epoch_s_iqr", "n", "runs", "data_share", "test_acc", "extrapolated",
         "eval_partial", "warmup_only", "overlapped", "mixed", "device_names", "hosts", "gpu_energy_j",
         "cpu_energy_j", "gpu_util_pct", "gpu_j_per_image", "cpu_j_per_image", "energy_j", "energy_scope",
-        "energy_j_per_image", "host_steal_pct",
+        "energy_j_per_image", "host_steal_pct", *_SPLIT, "other_s",
     ]  # fmt: skip
     if epochs.empty:
         return pd.DataFrame(columns=columns)
@@ -215,6 +220,7 @@ def cell_summary(epochs: pd.DataFrame) -> pd.DataFrame:
         _extrapolated=steady["extrapolated"].fillna(False).astype(bool),
         _overlapped=steady["overlapped_with"].notna() if "overlapped_with" in steady else False,
         _steal=numeric(steady, "host_steal_pct"),
+        **{f"_{c}": numeric(steady, c) for c in _SPLIT},
         **_energy_columns(steady),
     )
     g = steady.groupby(CLASS_CELL, dropna=False, sort=False)
@@ -231,9 +237,10 @@ def cell_summary(epochs: pd.DataFrame) -> pd.DataFrame:
         device_names=("device_name", _names),
         hosts=("host", _names),
         host_steal_pct=("_steal", "median"),
-        **{c: (f"_{c}", "median") for c in _ENERGY_MEDIANS},
+        **{c: (f"_{c}", "median") for c in _ENERGY_MEDIANS + _SPLIT},
     )
     out["epoch_s_iqr"] = out.pop("_q75") - out.pop("_q25")
+    out["other_s"] = (out["epoch_s"] - out["data_s"].fillna(0) - out["compute_s"].fillna(0)).clip(lower=0)
     runs = steady.drop_duplicates(CLASS_CELL + RUN)
     out["runs"] = runs.groupby(CLASS_CELL, dropna=False, sort=False).size()
     mixed = {c: g[c].nunique(dropna=True) > 1 for c in _MUST_MATCH if c in steady}
@@ -250,6 +257,8 @@ def cell_summary(epochs: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values(["params", "model", "device", HW_CLASS], kind="stable").reset_index(drop=True)
 
 
+# the epoch split and speed columns of cell_summary: medians of the epoch column of that name
+_SPLIT = ("data_s", "compute_s", "eval_s", "images_per_s")
 # the energy columns of cell_summary that are medians of a per-epoch column of _energy_columns
 _ENERGY_MEDIANS = ("gpu_energy_j", "cpu_energy_j", "gpu_util_pct", "gpu_j_per_image", "cpu_j_per_image",
                    "energy_j", "energy_j_per_image", "both")  # fmt: skip
@@ -274,3 +283,23 @@ def _energy_columns(steady: pd.DataFrame) -> dict[str, pd.Series]:
         "_energy_j_per_image": total / images,
         "_both": both.astype(float),  # 1.0 for a cell with both counters: median 1.0
     }
+
+
+def accuracy_curves(epochs: pd.DataFrame) -> pd.DataFrame:
+    """Test accuracy after each epoch: one row per cell (CELL, hardware classes pooled) and epoch with
+    test_acc = the median over the cell's runs of that epoch's test_acc (non-null ones; epochs without any
+    are left out) and params (max), sorted by params, model, cell and epoch."""
+    columns = CELL + ["epoch", "params", "test_acc"]
+    acc = (
+        rows.with_cell_defaults(epochs.assign(test_acc=numeric(epochs, "test_acc")))
+        if len(epochs)
+        else epochs
+    )
+    if acc.empty:
+        return pd.DataFrame(columns=columns)
+    acc = acc[np.isfinite(acc["test_acc"].to_numpy(dtype=float))]
+    out = acc.groupby(CELL + ["epoch"], dropna=False).agg(
+        params=("params", "max"), test_acc=("test_acc", "median")
+    )
+    out = out.reset_index()[columns]
+    return out.sort_values(["params", "model", *CELL[1:], "epoch"], kind="stable").reset_index(drop=True)

@@ -6,9 +6,9 @@
 
 build_model reads the sweeps and computes the tables of orchestrator.analysis once; the renderers
 (markdown, terminal, json, figures) read them from the model, and the facts several of them need
-(several_pairs, has_classes, ...) are fields, not recomputed per section. The epoch figures alone still
-take medians of their own, from model.epochs, for what no table holds (per-epoch accuracy, the epoch
-split, throughput per batch size). ReportModel.of_table makes a model of a speedup table alone.
+(several_pairs, has_classes, ...) are fields, not recomputed per section. No renderer takes a median or
+groups the epoch rows: the figures draw summary (the epoch split and images/s are its columns too),
+table and accuracy. ReportModel.of_table makes a model of a speedup table alone.
 """
 
 from __future__ import annotations
@@ -22,12 +22,13 @@ from orchestrator.analysis import compile_gain, efficiency, pairing, parity
 from orchestrator.analysis.explained import Explained, explain
 from orchestrator.analysis.fidelity import read_fidelity
 from orchestrator.analysis.speedups import speedup_table
-from orchestrator.analysis.stats import cell_summary, ok_epochs
+from orchestrator.analysis.stats import accuracy_curves, cell_summary, ok_epochs
 from orchestrator.plan.hints import resume_command
 from orchestrator.results.files import ResultsError
 from orchestrator.results.reader import read_many
 from orchestrator.results.rows import CELL, CONFIG, EPOCH_SCHEMA, HW_CLASS, RUN, with_cell_defaults
 from orchestrator.results.sweepstate import Pooling, pooling, unfinished_trials
+from trainables.config import NUM_CLASSES
 
 
 def has_classes(table: pd.DataFrame) -> bool:
@@ -46,6 +47,13 @@ def batch_sizes(epochs: pd.DataFrame) -> list:
     return sorted({int(b) for b in epochs.get("batch_size", pd.Series(dtype=float)).dropna()})
 
 
+def chance_pct(epochs: pd.DataFrame) -> float | None:
+    """Accuracy by guessing, in percent, where the data sets' class count is known (synthetic and cifar10:
+    NUM_CLASSES); None for folder data, whose class count the epochs do not record."""
+    datasets = {str(d) for d in epochs.get("dataset", pd.Series(dtype=object)).dropna().unique()}
+    return 100 / NUM_CLASSES if datasets and datasets <= {"synthetic", "cifar10"} else None
+
+
 def several_configs(table: pd.DataFrame) -> bool:
     """Whether the rows hold more than one configuration (results.CONFIG: batch size, pipeline, ...)."""
     return len(with_cell_defaults(table)[list(CONFIG)].drop_duplicates()) > 1 if len(table) else False
@@ -57,6 +65,7 @@ class ReportModel:
 
     table: pd.DataFrame  # analysis.speedups.speedup_table: one row per configuration and hardware pair
     summary: pd.DataFrame = field(default_factory=pd.DataFrame)  # analysis.stats.cell_summary
+    accuracy: pd.DataFrame = field(default_factory=pd.DataFrame)  # analysis.stats.accuracy_curves
     epochs: pd.DataFrame = field(default_factory=pd.DataFrame)  # ok_epochs: what every number comes from
     trials: pd.DataFrame = field(default_factory=pd.DataFrame)  # every attempt, one row each
     parity: pd.DataFrame = field(default_factory=pd.DataFrame)  # analysis.parity.parity_table
@@ -70,6 +79,7 @@ class ReportModel:
     n_runs: int = 0  # completed (sweep, trial, attempt) the epochs come from
     pooled: Pooling | None = None  # results.pooling: what was pooled across differing conditions
     batch_sizes: tuple[int, ...] = ()  # the epochs' distinct batch sizes, ascending
+    chance_pct: float | None = None  # accuracy by guessing, % (chance_pct); None: class count unknown
     # facts of the speedup table that several renderers need
     several_pairs: bool = False  # it compares 2+ (CPU class, GPU class) pairs: names carry the pair
     several_classes: bool = False  # a configuration has a class matrix larger than 1 x 1
@@ -177,6 +187,8 @@ def build_model(
     epochs, trials = _read_all(results_dirs, every_epoch_column)
     pooled = pooling(results_dirs, allow=pool)  # refuses differing conditions unless allowed
     cut_epochs = len(epochs)  # epochs on disk, finished trial or not
+    dirs = [Path(d) for d in results_dirs]
+    unfinished = tuple((d, t) for d in dirs for t in unfinished_trials(d, trials, dirs))
     epochs = ok_epochs(epochs, trials)
     if epochs.empty:
         raise _nothing_to_report(results_dirs, trials, cut_epochs)
@@ -188,6 +200,7 @@ def build_model(
     return ReportModel.of_table(
         table,
         summary=summary,
+        accuracy=accuracy_curves(epochs),
         epochs=epochs,
         trials=trials,
         parity=parity.parity_table(epochs),
@@ -195,15 +208,12 @@ def build_model(
         compile_gain=compile_gain.compile_gain_table(epochs, trials),
         explained=explain(epochs, target_acc),
         fidelity=tuple(fidelity),
-        unfinished=tuple(
-            (Path(d), t)
-            for d in results_dirs
-            for t in unfinished_trials(Path(d), trials, map(Path, results_dirs))
-        ),
+        unfinished=unfinished,
         sweeps=tuple(sorted({str(s) for s in _all_sweeps(epochs, trials)})),
         results_dirs=tuple(Path(d) for d in results_dirs),
         n_runs=epochs[list(RUN)].drop_duplicates().shape[0],
         pooled=pooled,
         batch_sizes=tuple(batch_sizes(epochs)),
+        chance_pct=chance_pct(epochs),
         efficiency_classes=frozenset(by_device[by_device > 1].index),
     )
