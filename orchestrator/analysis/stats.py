@@ -303,3 +303,27 @@ def accuracy_curves(epochs: pd.DataFrame) -> pd.DataFrame:
     )
     out = out.reset_index()[columns]
     return out.sort_values(["params", "model", *CELL[1:], "epoch"], kind="stable").reset_index(drop=True)
+
+
+def epochs_on_disk(epochs: pd.DataFrame, trials: pd.DataFrame, wanted) -> dict[tuple, tuple[int, int]]:
+    """(sweep, trial) -> (epochs on disk, epochs planned) for each (sweep, trial) of `wanted`: the distinct
+    epoch numbers of the trial's epoch rows over all its attempts (an attempt that continued from a
+    checkpoint adds to the ones before it; a retry from epoch 1 counts them once), at least the trials
+    table's largest epochs_done; planned is its largest epochs_planned. Trials with no epoch are left out."""
+    wanted = set(wanted)
+    if not wanted or trials.empty or "epochs_done" not in trials:
+        return {}
+    mine = trials[[k in wanted for k in zip(trials["sweep"], trials["trial"], strict=True)]]
+    if mine.empty:
+        return {}
+    by_trial = mine.groupby(["sweep", "trial"])
+    sides = by_trial.agg(done=("epochs_done", "max"), planned=("epochs_planned", "max"))
+    if not epochs.empty:
+        rows = epochs[[k in wanted for k in zip(epochs["sweep"], epochs["trial"], strict=True)]]
+        distinct = rows.drop_duplicates(["sweep", "trial", "epoch"]).groupby(["sweep", "trial"]).size()
+        sides["done"] = np.fmax(sides["done"].astype(float), distinct.reindex(sides.index).astype(float))
+    return {
+        key: (int(r.done), int(r.planned))
+        for key, r in zip(sides.index, sides.itertuples(), strict=True)
+        if not is_missing(r.done) and r.done > 0
+    }

@@ -22,7 +22,7 @@ from orchestrator.analysis import compile_gain, efficiency, pairing, parity
 from orchestrator.analysis.explained import Explained, explain
 from orchestrator.analysis.fidelity import read_fidelity
 from orchestrator.analysis.speedups import speedup_table
-from orchestrator.analysis.stats import accuracy_curves, cell_summary, ok_epochs
+from orchestrator.analysis.stats import accuracy_curves, cell_summary, epochs_on_disk, ok_epochs
 from orchestrator.plan.hints import resume_command
 from orchestrator.results.files import ResultsError
 from orchestrator.results.reader import read_many
@@ -74,6 +74,8 @@ class ReportModel:
     explained: Explained = field(default_factory=Explained)  # analysis.explained: the answer, explained
     fidelity: tuple[tuple[Path, list[dict]], ...] = ()  # analysis.fidelity.read_fidelity
     unfinished: tuple[tuple[Path, str], ...] = ()  # (results dir, trial id) planned without a result
+    # (sweep, trial) of an unfinished trial -> (epochs on disk over all its attempts, epochs planned)
+    cut: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
     sweeps: tuple[str, ...] = ()
     results_dirs: tuple[Path, ...] = ()
     n_runs: int = 0  # completed (sweep, trial, attempt) the epochs come from
@@ -189,6 +191,7 @@ def build_model(
     cut_epochs = len(epochs)  # epochs on disk, finished trial or not
     dirs = [Path(d) for d in results_dirs]
     unfinished = tuple((d, t) for d in dirs for t in unfinished_trials(d, trials, dirs))
+    cut = epochs_on_disk(epochs, trials, [(d.name, t) for d, t in unfinished])
     epochs = ok_epochs(epochs, trials)
     if epochs.empty:
         raise _nothing_to_report(results_dirs, trials, cut_epochs)
@@ -209,6 +212,7 @@ def build_model(
         explained=explain(epochs, target_acc),
         fidelity=tuple(fidelity),
         unfinished=unfinished,
+        cut=cut,
         sweeps=tuple(sorted({str(s) for s in _all_sweeps(epochs, trials)})),
         results_dirs=tuple(Path(d) for d in results_dirs),
         n_runs=epochs[list(RUN)].drop_duplicates().shape[0],

@@ -215,22 +215,18 @@ def fidelity_section(model: ReportModel) -> str:
     )
 
 
-def _cut_short(trials: pd.DataFrame | None, sweep: str, trial: str) -> str:
-    """` (k of N epochs on disk)` for a planned trial whose attempts were cut after k epochs, else ""."""
-    if trials is None or trials.empty or "epochs_done" not in trials:
-        return ""
-    rows = trials[(trials["sweep"] == sweep) & (trials["trial"] == trial)]
-    done = rows["epochs_done"].max() if not rows.empty else 0
-    if is_missing(done) or done <= 0:
-        return ""
-    return f" ({int(done)} of {int(rows['epochs_planned'].max())} epochs on disk, in no statistic)"
+def _cut_short(model: ReportModel, sweep: str, trial: str) -> str:
+    """` (k of N epochs on disk)` for a planned trial whose attempts were cut after k epochs (model.cut:
+    over all its attempts), else ""."""
+    done, planned = model.cut.get((sweep, trial), (0, 0))
+    return f" ({done} of {planned} epochs on disk, in no statistic)" if done > 0 else ""
 
 
 def notes_section(model: ReportModel) -> str:
     """Flags per cell, one-sided cells, pooled hosts, and planned trials without a result
-    (model.unfinished), with the epochs a cut one left (from model.trials)."""
+    (model.unfinished), with the epochs a cut one left (model.cut)."""
     notes = []
-    several, unfinished, trials = model.several_pairs, model.unfinished, model.trials
+    several, unfinished = model.several_pairs, model.unfinished
     for r in model.table.itertuples():
         name = f"{r.model} (batch {r.batch_size}, {r.pipeline}, {r.precision}{_hw(r, several)})"
         if r.flags:
@@ -245,7 +241,7 @@ def notes_section(model: ReportModel) -> str:
         notes.append(
             f"- {len(ids)} trial(s) planned in {d.name}/spec.json have no completed attempt in these results "
             f"(the sweep stopped early, or they failed): "
-            f"{', '.join(f'`{t}`' + _cut_short(trials, d.name, t) for t in ids)}; "
+            f"{', '.join(f'`{t}`' + _cut_short(model, d.name, t) for t in ids)}; "
             f"`{resume_command(d)}` completes them, continuing each cut trial from its last epoch "
             "checkpoint"
         )
