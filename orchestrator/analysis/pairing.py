@@ -32,16 +32,14 @@ PAIR = list(_PAIR)  # the settings a CPU and a GPU cell must share: the cell key
 UNKNOWN_CLASS = "unknown class"  # how "" (a class that was not recorded) is shown
 
 
-def class_pairs(cells: pd.DataFrame) -> list[tuple[pd.Series | None, pd.Series | None]]:
+def class_pairs(cells: list[dict]) -> list[tuple[dict | None, dict | None]]:
     """(cpu cell, gpu cell) for every CPU class x every GPU class among `cells` (the cell_summary rows of
-    one PAIR key, one row per device and hw_class), CPU class outer, each side ordered by class name; a
-    device without a cell gives [(cpu, None), ...] or [(None, gpu), ...]."""
+    one PAIR key as records, one per device and hw_class), CPU class outer, each side ordered by class
+    name; a device without a cell gives [(cpu, None), ...] or [(None, gpu), ...]."""
 
-    def side(device: str) -> list[pd.Series | None]:
-        mine = cells[(cells["device"] == device).to_numpy()]
-        if "hw_class" in mine:
-            mine = mine.sort_values("hw_class", kind="stable")
-        return [row for _, row in mine.iterrows()] or [None]
+    def side(device: str) -> list[dict | None]:
+        mine = [c for c in cells if c["device"] == device]
+        return sorted(mine, key=lambda c: str(c.get("hw_class", ""))) or [None]
 
     return [(cpu, gpu) for cpu in side("cpu") for gpu in side("gpu") if cpu is not None or gpu is not None]
 

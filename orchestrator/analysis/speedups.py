@@ -130,7 +130,7 @@ def bootstrap_median_ci(
     return (float(low), float(high))
 
 
-def energy_speedup(cpu_cell: pd.Series | None, gpu_cell: pd.Series | None) -> float:
+def energy_speedup(cpu_cell: pd.Series | dict | None, gpu_cell: pd.Series | dict | None) -> float:
     """energy speedup = CPU cell's cpu_energy_j / GPU cell's energy_j (median GPU + CPU energy per epoch).
 
     Rows of cell_summary. NaN unless the CPU cell has CPU energy and the GPU cell has both GPU and CPU
@@ -144,7 +144,7 @@ def energy_speedup(cpu_cell: pd.Series | None, gpu_cell: pd.Series | None) -> fl
     return numerator / denominator
 
 
-def _flags(side: str, row: pd.Series | None) -> list[str]:
+def _flags(side: str, row: dict | None) -> list[str]:
     if row is None:
         return []
     flags = []
@@ -215,17 +215,24 @@ def speedup_table(epochs: pd.DataFrame, summary: pd.DataFrame | None = None) -> 
         key: values.to_numpy(dtype=float)
         for key, values in numeric(steady, "epoch_s").groupby([steady[c] for c in CLASS_CELL], dropna=False)
     }
+    # the summary's rows as records, grouped by PAIR key in order of appearance (a group-by with
+    # iterrows per key cost ~4 s at 100,800 rows, most of it building a Series per row)
+    groups: dict[tuple, list[dict]] = {}
+    for cell in summary.to_dict("records"):
+        groups.setdefault(tuple(None if pd.isna(cell[c]) else cell[c] for c in PAIR), []).append(cell)
     rows = []
-    for key, g in summary.groupby(PAIR, dropna=False, sort=False):
-        for cpu_cell, gpu_cell in class_pairs(g):
+    for cells in groups.values():
+        params = [c["params"] for c in cells if not pd.isna(c["params"])]
+        for cpu_cell, gpu_cell in class_pairs(cells):
             side = {"cpu": cpu_cell, "gpu": gpu_cell}
             drawn = {dev: _samples(samples, side[dev]) for dev in DEVICES}
-            rows.append(dict(zip(PAIR, key, strict=True), params=g["params"].max(), **_pair_row(side, drawn)))
+            key = {c: cells[0][c] for c in PAIR}
+            rows.append(dict(key, params=max(params) if params else np.nan, **_pair_row(side, drawn)))
     out = pd.DataFrame(rows, columns=columns)
     return out.sort_values(["params"] + PAIR, kind="stable").reset_index(drop=True)
 
 
-def _samples(samples: dict[tuple, np.ndarray], cell: pd.Series | None) -> np.ndarray:
+def _samples(samples: dict[tuple, np.ndarray], cell: dict | None) -> np.ndarray:
     """The steady epoch_s samples of one cell (a cell_summary row); none for a missing side."""
     if cell is None:
         return np.array([], dtype=float)
@@ -248,7 +255,7 @@ def _epoch_ci(device: str, samples: np.ndarray) -> dict:
     return {f"{device}_epoch_s_low": low, f"{device}_epoch_s_high": high}
 
 
-def _pair_row(side: dict[str, pd.Series | None], samples: dict[str, pd.Series]) -> dict:
+def _pair_row(side: dict[str, dict | None], samples: dict[str, np.ndarray]) -> dict:
     """The speedup_table columns after params for one CPU cell and one GPU cell (either may be None)."""
 
     def get(dev: str, col: str, default=np.nan):
@@ -287,7 +294,7 @@ def _pair_row(side: dict[str, pd.Series | None], samples: dict[str, pd.Series]) 
     )
 
 
-def capped(cell: pd.Series | None) -> bool:
+def capped(cell: pd.Series | dict | None) -> bool:
     """Whether a cell_summary row's accuracy comes from capped work: --max-steps epochs (fewer training
     steps than a full epoch, so less learning) or a capped test pass (part of the test set)."""
     return cell is not None and bool(cell["extrapolated"] or cell["eval_partial"])

@@ -227,8 +227,6 @@ def cell_summary(epochs: pd.DataFrame) -> pd.DataFrame:
     out = g.agg(
         params=("params", "max"),
         epoch_s=("_epoch_s", "median"),
-        _q25=("_epoch_s", lambda v: v.quantile(0.25)),
-        _q75=("_epoch_s", lambda v: v.quantile(0.75)),
         n=("_epoch_s", "count"),
         data_share=("_ratio", "median"),
         extrapolated=("_extrapolated", "any"),
@@ -239,7 +237,7 @@ def cell_summary(epochs: pd.DataFrame) -> pd.DataFrame:
         host_steal_pct=("_steal", "median"),
         **{c: (f"_{c}", "median") for c in _ENERGY_MEDIANS + _SPLIT},
     )
-    out["epoch_s_iqr"] = out.pop("_q75") - out.pop("_q25")
+    out["epoch_s_iqr"] = _iqrs(steady["_epoch_s"].to_numpy(dtype=float), g.ngroup().to_numpy())
     out["other_s"] = (out["epoch_s"] - out["data_s"].fillna(0) - out["compute_s"].fillna(0)).clip(lower=0)
     runs = steady.drop_duplicates(CLASS_CELL + RUN)
     out["runs"] = runs.groupby(CLASS_CELL, dropna=False, sort=False).size()
@@ -254,9 +252,26 @@ def cell_summary(epochs: pd.DataFrame) -> pd.DataFrame:
     scope = np.where(out["device"] == "cpu", "CPU", np.where(out.pop("both") > 0, "GPU+CPU", "GPU only"))
     out["energy_scope"] = np.where(out["energy_j"].isna(), "", scope)
     out = out[columns].astype({"extrapolated": bool, "eval_partial": bool, "overlapped": bool})
-    return out.sort_values(["params", "model", "device", HW_CLASS], kind="stable").reset_index(drop=True)
+    return out.sort_values(SUMMARY_ORDER, kind="stable").reset_index(drop=True)
 
 
+def _iqrs(values: np.ndarray, group: np.ndarray) -> list[float]:
+    """q75 - q25 of each group's non-null values (group: each value's group number, 0..k-1 in output
+    order), NaN for none, as Series.quantile computes them (np.percentile, linear), one np.percentile a
+    group: a lambda a group through pandas cost ~1.5 s at 100,800 rows."""
+    order = np.argsort(group, kind="stable")
+    bounds = np.searchsorted(group[order], np.arange(group.max() + 2 if len(group) else 1))
+    out = []
+    for start, end in zip(bounds[:-1], bounds[1:], strict=True):
+        v = values[order[start:end]]
+        v = v[~np.isnan(v)]
+        q25, q75 = np.percentile(v, [25, 75]) if len(v) else (np.nan, np.nan)
+        out.append(float(q75 - q25))
+    return out
+
+
+# cell_summary's row order (stable: cells of one class keep their order of appearance)
+SUMMARY_ORDER = ["params", "model", "device", HW_CLASS]
 # the epoch split and speed columns of cell_summary: medians of the epoch column of that name
 _SPLIT = ("data_s", "compute_s", "eval_s", "images_per_s")
 # the energy columns of cell_summary that are medians of a per-epoch column of _energy_columns

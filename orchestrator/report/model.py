@@ -209,7 +209,7 @@ def build_model(
         parity=parity.parity_table(epochs),
         efficiency=gains,
         compile_gain=compile_gain.compile_gain_table(epochs, trials),
-        explained=explain(epochs, target_acc),
+        explained=explain(epochs, target_acc, summary),
         fidelity=tuple(fidelity),
         unfinished=unfinished,
         cut=cut,
