@@ -329,3 +329,16 @@ def test_throughput_vs_batch_png(tmp_path, captured):
     assert list(lines["simple_cnn GPU"].get_xdata()) == [128, 512]
     assert np.allclose(lines["simple_cnn GPU"].get_ydata(), [5000.0, 10_000.0])  # 50000 / (10 * (128/bs)^.5)
     assert lines["resnet50 CPU"].get_linestyle() == "--" and lines["resnet50 GPU"].get_linestyle() == "-"
+
+
+def test_fits_are_drawn_only_for_the_configurations_drawn(tmp_path, captured):
+    """A fit of a configuration the figure does not draw (focus() cut it, or it has no line) is left
+    out: 40 of them once made a legend taller than the figure."""
+    band = (np.array([5e5, 2.5e7]), np.array([1.0, 5.0]), np.array([2.0, 8.0]))
+    fit = dict(pipeline="loader", precision="fp32", compile="off", exponent=0.5, intercept=-6.0, band=band)
+    scaling = pd.DataFrame([dict(fit, batch_size=128), dict(fit, batch_size=512)])
+    figures.speedup_vs_params(table({"simple_cnn": 1.5, "resnet18": 6.0}), tmp_path / "s.png", scaling)
+    labels = [line.get_label() for line in captured[0].axes[0].get_lines()]
+    assert [lb for lb in labels if lb.startswith("fit at")] == [
+        "fit at batch 128, loader, fp32: speedup ∝ params^0.50"
+    ]

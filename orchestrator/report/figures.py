@@ -170,7 +170,7 @@ def speedup_vs_params(table: pd.DataFrame, path: Path, scaling: pd.DataFrame | N
                 zorder=4,
             )
         ys.extend(g["speedup"])
-    ys.extend(_fitted_lines(ax, scaling))
+    ys.extend(_fitted_lines(ax, scaling, {key for key, _ in groups}, CONFIG_AXES + hw))
     px = [p[2] for p in PAPER_POINTS]
     py = [p[3] for p in PAPER_POINTS]
     ax.scatter(px, py, marker="*", s=160, color="black", zorder=5, label="paper (CIFAR-10, 10 epochs)")
@@ -212,14 +212,16 @@ def speedup_vs_params(table: pd.DataFrame, path: Path, scaling: pd.DataFrame | N
     return save(fig, path)
 
 
-def _fitted_lines(ax: plt.Axes, scaling: pd.DataFrame | None) -> list[float]:
-    """Each fitted power law of `scaling` dashed (speedup = e^a * params^b over its models' range) with
-    its band shaded; returns the y values drawn (for the axis limits)."""
+def _fitted_lines(ax: plt.Axes, scaling: pd.DataFrame | None, shown: set, keys: list[str]) -> list[float]:
+    """Each fitted power law of `scaling` whose configuration (its `keys` values) is among the lines
+    `shown`, dashed (speedup = e^a * params^b over its models' range) with its band shaded; returns the y
+    values drawn (for the axis limits). Fits of configurations focus() left out are not drawn either:
+    40 of them made a legend taller than the figure (~4 s to lay out at 100,800 rows)."""
     ys: list[float] = []
     if scaling is None or scaling.empty:
         return ys
     for r in scaling.itertuples():
-        if r.band is None:
+        if r.band is None or tuple(getattr(r, k) for k in keys) not in shown:
             continue
         xs, low, high = r.band
         fitted = np.exp(r.intercept) * xs**r.exponent
