@@ -144,7 +144,7 @@ def variants(epochs: pd.DataFrame, summary: pd.DataFrame | None = None) -> Varia
         mfu=[gains.get(k, nan3)[2] for k in keys],
     )
     cells = _decoded(summary)
-    cells["name"] = [cell_name(r) for _, r in cells.iterrows()]
+    cells["name"] = [cell_name(r) for r in cells.to_dict("records")]
     names = dict(zip(keys, cells["name"], strict=True))
     empty = np.array([], dtype=float)
     ordered = encoded.sort_values([*RUN, "epoch"], kind="stable")
