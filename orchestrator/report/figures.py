@@ -29,8 +29,8 @@ import pandas as pd  # noqa: E402
 from orchestrator.analysis.pairing import class_label, pair_label, several_pairs  # noqa: E402
 from orchestrator.analysis.speedups import CI_CONFIDENCE  # noqa: E402
 from orchestrator.analysis.stats import PAPER_POINTS  # noqa: E402
-from orchestrator.plan.axes import AXES  # noqa: E402
-from orchestrator.report.formats import fmt_seconds  # noqa: E402
+from orchestrator.plan.axes import CONFIG_AXES as AXES  # noqa: E402
+from orchestrator.report.formats import config_label, config_tags, fmt_seconds  # noqa: E402
 from orchestrator.results import rows  # noqa: E402
 from orchestrator.results.rows import CONFIG  # noqa: E402
 
@@ -41,24 +41,9 @@ NO_PAIRS_NOTE = "no CPU+GPU pairs in these results"
 # configurations (results.CONFIG: batch size, pipeline, precision, ...) a figure draws at most: 40 of
 # them put 240 bars or 40 lines into one 8x5 inch figure, unreadable and ~8 s to render each
 MAX_CONFIGS = 8
-# what sets a cell's configuration apart on a figure: every grid axis (axes.AXES) but the model and the
-# device, which the figures show otherwise (x position, colour); a new axis separates lines and slots
-CONFIG_AXES = [a.trial_field for a in AXES if a.trial_field not in ("model", "device")]
-
-
-def config_label(row) -> str:
-    """A configuration as a figure shows it: "batch 128, loader, fp32" plus ", compiled" for --compile on
-    (and any later axis's value); one value per CONFIG_AXES entry that the row has."""
-    parts = []
-    for axis in CONFIG_AXES:
-        value = row.get(axis, None) if hasattr(row, "get") else getattr(row, axis, None)
-        if axis == "batch_size":
-            parts.append(f"batch {value}")
-        elif axis == "compile":
-            parts += ["compiled"] if value == "on" else []
-        elif value is not None and not (isinstance(value, float) and math.isnan(value)):
-            parts.append(str(value))
-    return ", ".join(parts)
+# what sets a cell's configuration apart on a figure: every grid axis (axes.CONFIG_AXES: all but the model
+# and the device, which the figures show otherwise: x position, colour); a new axis separates lines and slots
+CONFIG_AXES = [a.trial_field for a in AXES]
 
 
 def focus(data: pd.DataFrame, limit: int = MAX_CONFIGS) -> tuple[pd.DataFrame, str]:
@@ -279,8 +264,7 @@ def cell_layout(data: pd.DataFrame) -> CellLayout:
             if show_class:
                 label += "\n" + _wrap(class_label(cell["hw_class"]).split(":", 1)[-1])
             if show_config:
-                label += f"\nbs{cell['batch_size']}\n{cell['pipeline']}\n{cell['precision']}"
-                label += "\ncompiled" if cell["compile"] == "on" else ""
+                label += "".join(f"\n{tag}" for tag in config_tags(cell, short=True))
             labels.append(label)
             x += 1.0
         centers.append((start + x - 1.0) / 2)

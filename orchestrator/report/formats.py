@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 from orchestrator.analysis.stats import is_missing  # noqa: F401  (the renderers import it from here)
+from orchestrator.plan.axes import CONFIG_AXES, Axis
 
 DASH = "—"  # shown for a missing number (e.g. a device not measured), never a made-up value
 
@@ -60,3 +61,29 @@ def fmt_params(x) -> str:
         return DASH
     x = float(x)
     return f"{x / 1e6:.3g}M" if x >= 1e5 else f"{x / 1e3:.3g}k"
+
+
+def axis_value(row, axis: Axis):
+    """`row`'s value of `axis` (a dict, Series or itertuples row); the axis's `before` value where the row
+    has none (a table built before the axis existed)."""
+    field = axis.trial_field
+    value = row.get(field, None) if hasattr(row, "get") else getattr(row, field, None)
+    return axis.before if value is None or (value != value and axis.before is not None) else value
+
+
+def config_tags(row, short: bool = False) -> list[str]:
+    """The configuration's axes (axes.CONFIG_AXES) as labels say them: ["batch 128", "loader", "fp32"],
+    plus "compiled" for --compile on (short: "bs128", ...); the unmarked values left out."""
+    return [t for a in CONFIG_AXES if (t := a.tag(axis_value(row, a), short))]
+
+
+def config_label(row) -> str:
+    """A configuration in words: "batch 128, loader, fp32", plus ", compiled" for --compile on, and any
+    later axis's value."""
+    return ", ".join(config_tags(row))
+
+
+def config_name(row) -> str:
+    """A cell in the trial-name style: "resnet18/bs128/loader/fp32" (+ "/compiled")."""
+    model = row["model"] if isinstance(row, dict) else row.model
+    return "/".join([str(model), *config_tags(row, short=True)])

@@ -23,6 +23,7 @@ from orchestrator.analysis.explained import Explained, explain
 from orchestrator.analysis.fidelity import read_fidelity
 from orchestrator.analysis.speedups import speedup_table
 from orchestrator.analysis.stats import accuracy_curves, cell_summary, epochs_on_disk, ok_epochs
+from orchestrator.plan.axes import CONFIG_AXES
 from orchestrator.plan.hints import resume_command
 from orchestrator.results.files import ResultsError
 from orchestrator.results.reader import read_many
@@ -37,9 +38,16 @@ def has_classes(table: pd.DataFrame) -> bool:
     return any(table[c].fillna("").astype(str).ne("").any() for c in cols)
 
 
-def has_compiled(table: pd.DataFrame) -> bool:
-    """Whether any row of a speedup_table is a compiled cell (--compile on)."""
-    return bool("compile" in table and table["compile"].eq("on").any())
+def unmarked_axes(table: pd.DataFrame) -> frozenset[str]:
+    """The axes (trial fields of axes.CONFIG_AXES with an unmarked value) every row of `table` holds at that
+    value, e.g. compile where all are eager: the report leaves their column out."""
+    table = with_cell_defaults(table) if len(table) else table
+    return frozenset(
+        a.trial_field
+        for a in CONFIG_AXES
+        if a.unmarked is not None
+        and (a.trial_field not in table or table[a.trial_field].astype(str).eq(a.unmarked).all())
+    )
 
 
 def batch_sizes(epochs: pd.DataFrame) -> list:
@@ -86,7 +94,7 @@ class ReportModel:
     several_pairs: bool = False  # it compares 2+ (CPU class, GPU class) pairs: names carry the pair
     several_classes: bool = False  # a configuration has a class matrix larger than 1 x 1
     has_classes: bool = False  # some row names a hardware class: the class columns are shown
-    has_compiled: bool = False  # some row is a compiled cell: the step column is shown
+    unmarked_axes: frozenset[str] = frozenset()  # axes whose column is left out (unmarked_axes)
     several_configs: bool = False  # 2+ configurations: cell names carry batch, pipeline, precision
     cpu_only: bool = False  # no row has a GPU side: no speedup, and GPU-only parts do not apply
     # the devices whose efficiency rows span 2+ hardware classes: those rows name their class
@@ -107,7 +115,7 @@ def _facts(table: pd.DataFrame) -> dict:
         several_pairs=pairing.several_pairs(table),
         several_classes=pairing.several_classes(table),
         has_classes=has_classes(table),
-        has_compiled=has_compiled(table),
+        unmarked_axes=unmarked_axes(table),
         several_configs=several_configs(table),
         cpu_only=bool(len(table)) and "gpu_n" in table and not (table["gpu_n"] > 0).any(),
     )

@@ -19,7 +19,7 @@ import pandas as pd
 
 from orchestrator.analysis.pairing import pair_label
 from orchestrator.analysis.stats import INPUT_BOUND_SHARE, PAPER_POINTS
-from orchestrator.report.formats import fmt_pct, fmt_speedup, is_missing
+from orchestrator.report.formats import config_label, config_name, fmt_pct, fmt_speedup, is_missing
 from orchestrator.report.model import ReportModel
 from orchestrator.results import rows
 from orchestrator.results.rows import with_cell_defaults
@@ -31,19 +31,17 @@ PAPER_TREND = " → ".join(stated.split(" ")[0] for *_, stated in PAPER_POINTS) 
 
 
 def _config(r, hw: bool = False) -> str:
-    return f"batch {r.batch_size}, {r.pipeline}, {r.precision}" + (
-        f", {pair_label(r.cpu_class, r.gpu_class)}" if hw else ""
-    )
+    return config_label(r) + (f", {pair_label(r.cpu_class, r.gpu_class)}" if hw else "")
 
 
 def _namer(model: ReportModel):
-    """Cell names: the model alone when the table holds one (batch, pipeline, precision) config, else
-    model/bsN/pipeline/precision (the trial-name style); followed by " (gpu:H200 vs cpu:...)" when the
-    table compares several hardware pairs (model.several_pairs)."""
+    """Cell names: the model alone when the table holds one configuration, else model/bsN/pipeline/
+    precision (the trial-name style, formats.config_name: "/compiled" for --compile on); followed by
+    " (gpu:H200 vs cpu:...)" when the table compares several hardware pairs (model.several_pairs)."""
     several, hw = model.several_configs, model.several_pairs
 
     def name(r) -> str:
-        base = f"{r.model}/bs{r.batch_size}/{r.pipeline}/{r.precision}" if several else str(r.model)
+        base = config_name(r) if several else str(r.model)
         return base + (f" ({pair_label(r.cpu_class, r.gpu_class)})" if hw else "")
 
     return name
