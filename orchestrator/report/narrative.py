@@ -112,14 +112,23 @@ def trend_sentences(model: ReportModel) -> list[str]:
     paired = with_cell_defaults(paired)
     keys = CONFIG + (["cpu_class", "gpu_class"] if {"cpu_class", "gpu_class"} <= set(paired.columns) else [])
     several = len(paired[keys].drop_duplicates()) > 1
+    # the rows in one itertuples pass, by config in key order, null keys left out (as a sorted
+    # group-by; one with an itertuples per group cost ~0.7 s at 100,800 rows)
+    groups: dict[tuple, list] = {}
+    for r in paired.itertuples():
+        key = tuple(getattr(r, k) for k in keys)
+        if not any(pd.isna(v) for v in key):
+            groups.setdefault(key, []).append(r)
     grows, not_grows = [], []
-    for _key, g in paired.groupby(keys, sort=True):
-        g = g.sort_values(["params", "model"], kind="stable")
-        if g["params"].nunique() < 2:
+    for key in sorted(groups):
+        g = sorted(
+            groups[key], key=lambda r: (pd.isna(r.params), 0 if pd.isna(r.params) else r.params, r.model)
+        )
+        if len({r.params for r in g if not pd.isna(r.params)}) < 2:
             continue
-        steps = " → ".join(f"{r.model} {fmt_speedup(r.speedup)}" for r in g.itertuples())
-        where = f"at {_config(next(g.itertuples()), hw)} ({steps})" if several else f"({steps})"
-        speedups = g["speedup"].astype(float).tolist()
+        steps = " → ".join(f"{r.model} {fmt_speedup(r.speedup)}" for r in g)
+        where = f"at {_config(g[0], hw)} ({steps})" if several else f"({steps})"
+        speedups = [float(r.speedup) for r in g]
         increasing = all(b > a for a, b in zip(speedups, speedups[1:], strict=False))
         (grows if increasing else not_grows).append(where)
     out = []
