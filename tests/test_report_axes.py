@@ -31,6 +31,8 @@ def test_labels_and_names_say_each_axis_and_leave_the_unmarked_value_out():
     assert config_tags(compiled, short=True) == ["bs128", "loader", "fp32", "compiled"]
     assert config_name(eager) == "resnet18/bs128/loader/fp32"
     assert config_label(pd.Series({k: v for k, v in eager.items() if k != "compile"})) == config_label(eager)
+    # a label of the axes a line holds (throughput: the batch size is the x axis) names no others
+    assert config_label(dict(pipeline="resident", precision="amp", compile="on")) == "resident, amp, compiled"
 
 
 def test_an_all_eager_table_leaves_the_step_column_out():

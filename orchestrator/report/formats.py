@@ -73,8 +73,10 @@ def axis_value(row, axis: Axis):
 
 def config_tags(row, short: bool = False) -> list[str]:
     """The configuration's axes (axes.CONFIG_AXES) as labels say them: ["batch 128", "loader", "fp32"],
-    plus "compiled" for --compile on (short: "bs128", ...); the unmarked values left out."""
-    return [t for a in CONFIG_AXES if (t := a.tag(axis_value(row, a), short))]
+    plus "compiled" for --compile on (short: "bs128", ...); the unmarked values left out, and the axes
+    the row does not hold (a throughput line's label leaves the batch size, its x axis, out)."""
+    values = [(a, axis_value(row, a)) for a in CONFIG_AXES]
+    return [t for a, v in values if v is not None and (t := a.tag(v, short))]
 
 
 def config_label(row) -> str:
