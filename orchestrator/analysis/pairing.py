@@ -32,16 +32,21 @@ from orchestrator.results.rows import with_cell_defaults
 
 PAIR = list(_PAIR)  # the settings a CPU and a GPU cell must share: the cell key but the device
 UNKNOWN_CLASS = "unknown class"  # how "" (a class that was not recorded) is shown
+# a speedup_table row's variant (analysis.variants.VARIANT) on each side: data_workers, cpus_allotted
+VARIANT_COLUMNS = ["cpu_workers", "cpu_cpus", "gpu_workers", "gpu_cpus"]
 
 
 def class_pairs(cells: list[dict]) -> list[tuple[dict | None, dict | None]]:
-    """(cpu cell, gpu cell) for every CPU class x every GPU class among `cells` (the cell_summary rows of
-    one PAIR key as records, one per device and hw_class), CPU class outer, each side ordered by class
-    name; a device without a cell gives [(cpu, None), ...] or [(None, gpu), ...]."""
+    """(cpu cell, gpu cell) for every CPU class x every GPU class among `cells` (the variant cells of one
+    PAIR key as records, analysis.variants: one per device, hw_class and variant), CPU cell outer, each
+    side ordered by class name, then workers and CPUs; a device without a cell gives [(cpu, None), ...]
+    or [(None, gpu), ...]."""
+
+    def order(c: dict) -> tuple:
+        return (str(c.get("hw_class", "")), *(c.get(k, -1) for k in ("data_workers", "cpus_allotted")))
 
     def side(device: str) -> list[dict | None]:
-        mine = [c for c in cells if c["device"] == device]
-        return sorted(mine, key=lambda c: str(c.get("hw_class", ""))) or [None]
+        return sorted((c for c in cells if c["device"] == device), key=order) or [None]
 
     return [(cpu, gpu) for cpu in side("cpu") for gpu in side("gpu") if cpu is not None or gpu is not None]
 
@@ -96,6 +101,14 @@ def _count(value) -> float:
     return 0.0 if math.isnan(number) else number
 
 
+def several_variants(table: pd.DataFrame) -> bool:
+    """True when some configuration and hardware pair of a speedup_table has 2+ rows: a side's cells were
+    fed 2+ ways (workers, CPUs: VARIANT_COLUMNS), so each row must name its variant."""
+    if table.empty or not set(VARIANT_COLUMNS) <= set(table.columns):
+        return False
+    return bool(with_cell_defaults(table)[[*PAIR, "cpu_class", "gpu_class"]].duplicated().any())
+
+
 def several_classes(table: pd.DataFrame) -> bool:
     """True when some (model, batch_size, pipeline, precision) of a speedup_table was measured on both
     devices and on more than one CPU class or more than one GPU class (so speedup_matrices has a matrix
@@ -107,16 +120,18 @@ def speedup_matrices(table: pd.DataFrame) -> list[tuple[tuple, list[str], list[s
     """(key, gpu classes, cpu classes, at) per PAIR key of a speedup_table measured on both devices, in
     table order: key = (model, batch_size, pipeline, precision), the classes sorted, and at[(gpu, cpu)]
     the table row (a namedtuple from itertuples) of that pair. A (gpu, cpu) combination missing from
-    `at` has no speedup."""
+    `at` has no speedup. Where several_variants, one matrix per PAIR key and variant (its rows' values of
+    VARIANT_COLUMNS), so that no pair hides another."""
     out = []
     if table.empty or not {"cpu_class", "gpu_class"} <= set(table.columns):
         return out
     # the rows as one itertuples pass, grouped by PAIR key in order of appearance (a group-by with an
     # itertuples per key cost ~1 s at 100,800 rows: each builds a namedtuple class)
+    by = PAIR + (VARIANT_COLUMNS if several_variants(table) else [])
     table = with_cell_defaults(table)
     groups: dict[tuple, list] = {}
     for r in table.itertuples():
-        key = tuple(getattr(r, c) for c in PAIR)
+        key = tuple(getattr(r, c) for c in by)
         groups.setdefault(tuple(None if pd.isna(v) else v for v in key), []).append(r)
     for rows in groups.values():
         gpus, cpus = _classes(rows, "gpu"), _classes(rows, "cpu")

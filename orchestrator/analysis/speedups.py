@@ -16,16 +16,9 @@ import pandas as pd
 
 from orchestrator.analysis.bootstrap import resampled_medians
 from orchestrator.analysis.bounds import LAUNCH_BOUND_UTIL_PCT, launch_bound  # noqa: F401  (re-exported)
-from orchestrator.analysis.pairing import PAIR, class_pairs
-from orchestrator.analysis.stats import (
-    CLASS_CELL,
-    DEVICES,
-    HW_CLASS,
-    cell_summary,
-    is_noisy,
-    numeric,
-    steady_epochs,
-)
+from orchestrator.analysis.pairing import PAIR, VARIANT_COLUMNS, class_pairs
+from orchestrator.analysis.stats import DEVICES, HW_CLASS, is_noisy
+from orchestrator.analysis.variants import Variants, variants
 from trainables.config import NUM_CLASSES
 
 # A side is flagged "steal" when the hypervisor took more than this share of the host's CPU time (%).
@@ -172,10 +165,18 @@ def _flags(side: str, row: dict | None) -> list[str]:
 
 
 def speedup_table(epochs: pd.DataFrame, summary: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One row per (model, batch_size, pipeline, precision) and per (cpu_class, gpu_class) combination of
-    the hardware classes measured for it (analysis.pairing.class_pairs: every CPU class x every GPU
-    class; a class is "" when unknown, e.g. schema-1 results, so one class a side gives one row), sorted
-    by params:
+    """pair_speedups of the variant cells of `epochs` (stats.ok_epochs rows; analysis.variants).
+    `summary`: cell_summary(epochs), when the caller has it already (the report does: computing it
+    again cost ~0.5 s at 100k rows)."""
+    return pair_speedups(variants(epochs, summary))
+
+
+def pair_speedups(v: Variants) -> pd.DataFrame:
+    """One row per (model, batch_size, pipeline, precision) and per (CPU cell, GPU cell) combination of
+    its variant cells (analysis.variants: a cell and the workers and CPUs that fed it; analysis.pairing.
+    class_pairs: every CPU class and variant x every GPU class and variant, as analysis.answer.pair_table
+    pairs them; a class is "" when unknown, e.g. schema-1 results, so one class and one variant a side
+    give one row), sorted by params:
 
     cpu_class, gpu_class (the cells' hw_class), params, cpu_epoch_s, gpu_epoch_s (cell medians, see
     cell_summary), cpu_epoch_s_iqr, gpu_epoch_s_iqr, cpu_epoch_s_low/high and gpu_epoch_s_low/high (each
@@ -195,8 +196,9 @@ def speedup_table(epochs: pd.DataFrame, summary: pd.DataFrame | None = None) -> 
     cpu_capped, gpu_capped: the side's accuracy comes from capped work (capped: extrapolated epochs or a
     partial test pass), so it is not comparable with an uncapped other side's (accuracy_comparable).
 
-    `summary`: cell_summary(epochs), when the caller has it already (the report does: computing it
-    again cost ~0.5 s at 100k rows).
+    cpu_workers, cpu_cpus, gpu_workers, gpu_cpus (pairing.VARIANT_COLUMNS): each side's variant, its
+    data_workers and cpus_allotted (-1 where not recorded, null for a missing side). Each cell's values
+    are single, so "mixed" never names them.
     """
     columns = PAIR + [
         "cpu_class", "gpu_class", "params", "cpu_epoch_s", "gpu_epoch_s", "cpu_epoch_s_iqr",
@@ -204,49 +206,32 @@ def speedup_table(epochs: pd.DataFrame, summary: pd.DataFrame | None = None) -> 
         "speedup", "speedup_low", "speedup_high", "cpu_acc", "gpu_acc", "cpu_data_share",
         "gpu_data_share", "cpu_n", "gpu_n", "cpu_device", "gpu_device", "flags", "cpu_energy_j",
         "gpu_energy_j", "gpu_util_pct", "gpu_cell_energy_j", "gpu_energy_scope", "energy_speedup",
-        "cpu_capped", "gpu_capped",
+        "cpu_capped", "gpu_capped", *VARIANT_COLUMNS,
     ]  # fmt: skip
-    summary = cell_summary(epochs) if summary is None else summary
-    if summary.empty:
+    if v.cells.empty:
         return pd.DataFrame(columns=columns)
-    steady = steady_epochs(epochs)
-    # every cell's steady epoch_s samples in one group-by, looked up per pair (no per-pair masks)
-    samples = {
-        key: values.to_numpy(dtype=float)
-        for key, values in numeric(steady, "epoch_s").groupby([steady[c] for c in CLASS_CELL], dropna=False)
-    }
-    # the summary's rows as records, grouped by PAIR key in order of appearance (a group-by with
+    # the cells' rows as records, grouped by PAIR key in order of appearance (a group-by with
     # iterrows per key cost ~4 s at 100,800 rows, most of it building a Series per row)
     groups: dict[tuple, list[dict]] = {}
-    for cell in summary.to_dict("records"):
+    for cell in v.cells.to_dict("records"):
         groups.setdefault(tuple(None if pd.isna(cell[c]) else cell[c] for c in PAIR), []).append(cell)
     rows = []
     for cells in groups.values():
         params = [c["params"] for c in cells if not pd.isna(c["params"])]
         for cpu_cell, gpu_cell in class_pairs(cells):
             side = {"cpu": cpu_cell, "gpu": gpu_cell}
-            drawn = {dev: _samples(samples, side[dev]) for dev in DEVICES}
+            drawn = {dev: _samples(v, side[dev]) for dev in DEVICES}
             key = {c: cells[0][c] for c in PAIR}
             rows.append(dict(key, params=max(params) if params else np.nan, **_pair_row(side, drawn)))
     out = pd.DataFrame(rows, columns=columns)
+    for col in VARIANT_COLUMNS:  # integers, null where a side is missing (as analysis.answer's tables)
+        out[col] = pd.to_numeric(out[col], errors="coerce").astype("Int64")
     return out.sort_values(["params"] + PAIR, kind="stable").reset_index(drop=True)
 
 
-def _samples(samples: dict[tuple, np.ndarray], cell: dict | None) -> np.ndarray:
-    """The steady epoch_s samples of one cell (a cell_summary row); none for a missing side."""
-    if cell is None:
-        return np.array([], dtype=float)
-    key = tuple(cell[c] for c in CLASS_CELL)
-    found = samples.get(key)
-    if found is None:  # a null key value: groupby keys hold NaN, which never equals itself
-        found = next(
-            (v for k, v in samples.items() if all(_same(a, b) for a, b in zip(k, key, strict=True))), None
-        )
-    return np.array([], dtype=float) if found is None else found
-
-
-def _same(a, b) -> bool:
-    return (pd.isna(a) and pd.isna(b)) if pd.isna(a) or pd.isna(b) else a == b
+def _samples(v: Variants, cell: dict | None) -> np.ndarray:
+    """The steady epoch_s samples of one variant cell; none for a missing side."""
+    return np.array([], dtype=float) if cell is None else v.samples[cell["name"]]
 
 
 def _epoch_ci(device: str, samples: np.ndarray) -> dict:
@@ -291,6 +276,10 @@ def _pair_row(side: dict[str, dict | None], samples: dict[str, np.ndarray]) -> d
         energy_speedup=energy_speedup(side["cpu"], side["gpu"]),
         cpu_capped=capped(side["cpu"]),
         gpu_capped=capped(side["gpu"]),
+        cpu_workers=get("cpu", "data_workers", None),
+        cpu_cpus=get("cpu", "cpus_allotted", None),
+        gpu_workers=get("gpu", "data_workers", None),
+        gpu_cpus=get("gpu", "cpus_allotted", None),
     )
 
 

@@ -61,11 +61,18 @@ def cell_name(row) -> str:
     (the device where no class was recorded), the axes, and what fed it (workers for a DataLoader)."""
     where = str(row[HW_CLASS]) or str(row["device"])
     step = "compiled" if row["compile"] == "on" else "eager"
-    workers, cpus = int(row["data_workers"]), int(row["cpus_allotted"])
-    fed = [f"{workers} workers"] if row["pipeline"] == "loader" and workers != UNKNOWN else []
-    fed += [f"{cpus} CPU{'s' if cpus != 1 else ''}"] if cpus != UNKNOWN else []
+    fed = fed_label(row["pipeline"], row["data_workers"], row["cpus_allotted"])
     base = f"{row['model']}/{where}/bs{row['batch_size']}/{row['pipeline']}/{row['precision']}/{step}"
-    return base + (f" ({', '.join(fed)})" if fed else "")
+    return base + (f" ({fed})" if fed else "")
+
+
+def fed_label(pipeline, workers, cpus) -> str:
+    """What fed a variant cell, as its name says it: "2 workers, 3 CPUs" (workers for a DataLoader only),
+    "1 CPU"; "" where neither was recorded (UNKNOWN or null)."""
+    workers, cpus = (UNKNOWN if pd.isna(x) else int(x) for x in (workers, cpus))
+    fed = [f"{workers} workers"] if pipeline == "loader" and workers != UNKNOWN else []
+    fed += [f"{cpus} CPU{'s' if cpus != 1 else ''}"] if cpus != UNKNOWN else []
+    return ", ".join(fed)
 
 
 def _encoded(epochs: pd.DataFrame) -> pd.DataFrame:

@@ -26,11 +26,17 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from orchestrator.analysis.pairing import class_label, pair_label, several_pairs  # noqa: E402
+from orchestrator.analysis.pairing import (  # noqa: E402
+    VARIANT_COLUMNS,
+    class_label,
+    pair_label,
+    several_pairs,
+    several_variants,
+)
 from orchestrator.analysis.speedups import CI_CONFIDENCE  # noqa: E402
 from orchestrator.analysis.stats import PAPER_POINTS  # noqa: E402
 from orchestrator.plan.axes import CONFIG_AXES as AXES  # noqa: E402
-from orchestrator.report.formats import config_label, config_tags, fmt_seconds  # noqa: E402
+from orchestrator.report.formats import config_label, config_tags, fmt_seconds, variant_label  # noqa: E402
 from orchestrator.results import rows  # noqa: E402
 from orchestrator.results.rows import CONFIG  # noqa: E402
 
@@ -113,11 +119,14 @@ def speedup_vs_params(table: pd.DataFrame, path: Path, scaling: pd.DataFrame | N
     ci_drawn = False
     hw = ["cpu_class", "gpu_class"] if {"cpu_class", "gpu_class"} <= set(paired.columns) else []
     several = several_pairs(paired)  # of the lines drawn (focus may cut some), not model.several_pairs
+    fed = several_variants(paired)  # a configuration fed several ways: a line per variant, named
+    hw += VARIANT_COLUMNS if fed else []
     groups = paired.groupby(CONFIG_AXES + hw, sort=True)
     for key, g in groups:
         label = f"ours: {config_label(dict(zip(CONFIG_AXES, key, strict=False)))}" + (
-            f"; {pair_label(*key[len(CONFIG_AXES) :])}" if several else ""
+            f"; {pair_label(*key[len(CONFIG_AXES) : len(CONFIG_AXES) + 2])}" if several else ""
         )
+        label += f" ({variant_label(next(g.itertuples()))})" if fed else ""
         g = g.sort_values("params")
         (line,) = ax.plot(g["params"], g["speedup"], marker="o", label=label)
         if {"speedup_low", "speedup_high"} <= set(g.columns):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 from orchestrator.analysis.stats import is_missing  # noqa: F401  (the renderers import it from here)
+from orchestrator.analysis.variants import fed_label
 from orchestrator.plan.axes import CONFIG_AXES, Axis
 
 DASH = "—"  # shown for a missing number (e.g. a device not measured), never a made-up value
@@ -83,6 +84,22 @@ def config_label(row) -> str:
     """A configuration in words: "batch 128, loader, fp32", plus ", compiled" for --compile on, and any
     later axis's value."""
     return ", ".join(config_tags(row))
+
+
+def fed(row, side: str) -> str:
+    """What fed one side of a speedup-table row (itertuples): "8 workers, 9 CPUs" (variants.fed_label);
+    DASH for a side not measured or with nothing recorded."""
+    if not getattr(row, f"{side}_n", 0):
+        return DASH
+    workers, cpus = getattr(row, f"{side}_workers"), getattr(row, f"{side}_cpus")
+    return fed_label(getattr(row, "pipeline", None), workers, cpus) or DASH
+
+
+def variant_label(row) -> str:
+    """Both sides' feeds of a speedup-table row: "CPU 2 workers, 16 CPUs; GPU 8 workers, 9 CPUs" (a side
+    not measured left out): what tells the row apart where a configuration was fed several ways."""
+    sides = [(s.upper(), fed(row, s)) for s in ("cpu", "gpu")]
+    return "; ".join(f"{name} {text}" for name, text in sides if text != DASH)
 
 
 def config_name(row) -> str:

@@ -19,10 +19,11 @@ from pathlib import Path
 import pandas as pd
 
 from orchestrator.analysis import compile_gain, efficiency, pairing, parity
-from orchestrator.analysis.explained import Explained, explain
+from orchestrator.analysis.explained import Explained, explain_variants
 from orchestrator.analysis.fidelity import read_fidelity
-from orchestrator.analysis.speedups import speedup_table
+from orchestrator.analysis.speedups import pair_speedups
 from orchestrator.analysis.stats import accuracy_curves, cell_summary, epochs_on_disk, ok_epochs
+from orchestrator.analysis.variants import variants
 from orchestrator.plan.axes import CONFIG_AXES
 from orchestrator.plan.hints import resume_command
 from orchestrator.results.files import ResultsError
@@ -71,7 +72,7 @@ def several_configs(table: pd.DataFrame) -> bool:
 class ReportModel:
     """The report's content. The DataFrames are not copied: renderers read them and never write them."""
 
-    table: pd.DataFrame  # analysis.speedups.speedup_table: one row per configuration and hardware pair
+    table: pd.DataFrame  # analysis.speedups.pair_speedups: one row per configuration and pair of cells
     summary: pd.DataFrame = field(default_factory=pd.DataFrame)  # analysis.stats.cell_summary
     accuracy: pd.DataFrame = field(default_factory=pd.DataFrame)  # analysis.stats.accuracy_curves
     epochs: pd.DataFrame = field(default_factory=pd.DataFrame)  # ok_epochs: what every number comes from
@@ -93,6 +94,7 @@ class ReportModel:
     # facts of the speedup table that several renderers need
     several_pairs: bool = False  # it compares 2+ (CPU class, GPU class) pairs: names carry the pair
     several_classes: bool = False  # a configuration has a class matrix larger than 1 x 1
+    several_variants: bool = False  # a configuration's side was fed 2+ ways: rows name workers and CPUs
     has_classes: bool = False  # some row names a hardware class: the class columns are shown
     unmarked_axes: frozenset[str] = frozenset()  # axes whose column is left out (unmarked_axes)
     several_configs: bool = False  # 2+ configurations: cell names carry batch, pipeline, precision
@@ -114,6 +116,7 @@ def _facts(table: pd.DataFrame) -> dict:
     return dict(
         several_pairs=pairing.several_pairs(table),
         several_classes=pairing.several_classes(table),
+        several_variants=pairing.several_variants(table),
         has_classes=has_classes(table),
         unmarked_axes=unmarked_axes(table),
         several_configs=several_configs(table),
@@ -205,7 +208,8 @@ def build_model(
         raise _nothing_to_report(results_dirs, trials, cut_epochs)
     fidelity = read_fidelity(results_dirs)  # a malformed file fails here, before anything is written
     summary = cell_summary(epochs)
-    table = speedup_table(epochs, summary)
+    cells = variants(epochs, summary)  # the Results table and the explained answer pair the same cells
+    table = pair_speedups(cells)
     gains = efficiency.efficiency_table(epochs)
     by_device = gains.groupby("device")["hw_class"].nunique()
     return ReportModel.of_table(
@@ -217,7 +221,7 @@ def build_model(
         parity=parity.parity_table(epochs),
         efficiency=gains,
         compile_gain=compile_gain.compile_gain_table(epochs, trials),
-        explained=explain(epochs, target_acc, summary),
+        explained=explain_variants(cells, target_acc),
         fidelity=tuple(fidelity),
         unfinished=unfinished,
         cut=cut,

@@ -33,6 +33,7 @@ from orchestrator.report.formats import (
     fmt_speedup,
     fmt_speedup_ci,
     is_missing,
+    variant_label,
 )
 from orchestrator.report.model import ENVIRONMENT, ReportModel
 from orchestrator.results.rows import CONFIG
@@ -69,6 +70,7 @@ def class_matrix_section(model: ReportModel) -> str:
         rows = [[class_label(gpu)] + [entry(gpu, cpu) for cpu in cpus] for gpu in gpus]
         header = ["GPU class / CPU class"] + [class_label(cpu) for cpu in cpus]
         title = f"### {name} ({config_label(dict(zip(CONFIG, config, strict=True)))})"
+        title += f" ({variant_label(next(iter(at.values())))})" if model.several_variants and at else ""
         parts.append(f"{title}\n\n{md_table(header, rows)}\n")
     return "\n".join(parts)
 
@@ -82,9 +84,12 @@ def _config_cells(r, axes: list[Axis]) -> list[str]:
     return [a.word(axis_value(r, a)) for a in axes]
 
 
-def _hw(r, several: bool) -> str:
-    """ "; gpu:H200 vs cpu:EPYC-7763-64c" for a table row when the table compares several hardware pairs."""
-    return f"; {pair_label(r.cpu_class, r.gpu_class)}" if several else ""
+def _hw(r, several: bool, fed: bool = False) -> str:
+    """ "; gpu:H200 vs cpu:EPYC-7763-64c" for a table row when the table compares several hardware pairs,
+    and "; CPU 2 workers, 16 CPUs; GPU 8 workers, 9 CPUs" when a configuration was fed several ways."""
+    return (f"; {pair_label(r.cpu_class, r.gpu_class)}" if several else "") + (
+        f"; {variant_label(r)}" if fed else ""
+    )
 
 
 def paper_section(model: ReportModel) -> str:
@@ -93,7 +98,7 @@ def paper_section(model: ReportModel) -> str:
     for name, _label, params, _value, stated in PAPER_POINTS:
         mine = table[table["model"] == name]
         ours = [
-            f"{fmt_speedup(r.speedup)} ({config_label(r)}{_hw(r, several)}; "
+            f"{fmt_speedup(r.speedup)} ({config_label(r)}{_hw(r, several, model.several_variants)}; "
             + (
                 f"CPU {fmt_seconds(r.cpu_epoch_s)} s, GPU {fmt_seconds(r.gpu_epoch_s)} s)"
                 if r.cpu_n and r.gpu_n

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from orchestrator.analysis.pairing import pair_label
 from orchestrator.report.answer import terminal_lines
-from orchestrator.report.formats import config_tags
+from orchestrator.report.formats import config_tags, variant_label
 from orchestrator.report.model import ReportModel
 from orchestrator.report.narrative import CPU_ONLY
 from orchestrator.report.tables import HEADLINE, columns, rows
@@ -37,6 +37,7 @@ def render(model: ReportModel) -> str:
     flagged = [
         f"  {' '.join([str(r.model), *config_tags(r, short=True)])}"
         + (f" ({pair_label(r.cpu_class, r.gpu_class)})" if several else "")
+        + (f" ({variant_label(r)})" if model.several_variants else "")
         + f": {r.flags}"
         for r in model.table.itertuples()
         if r.flags
