@@ -71,10 +71,26 @@ def test_the_report_joins_a_cut_attempt_and_the_one_that_continued_it_into_one_r
 
 
 def test_the_report_names_the_epochs_a_cut_trial_left_on_disk():
+    """Epochs on disk count over all attempts: attempt 2 continued a cut trial from its checkpoint after
+    epoch 5 and was cut again after epoch 8 (reports/h100-explained's GPU trial: "8 of 10", not "5")."""
+    from orchestrator.analysis.stats import epochs_on_disk
+    from orchestrator.report.model import ReportModel
     from orchestrator.report.sections import _cut_short
 
+    epochs = pd.DataFrame(
+        _rows(1, range(1, 6)) + _rows(2, range(6, 9))  # t: cut twice, continued from its checkpoint
+        + _rows(1, range(1, 4), trial="r") + _rows(2, range(1, 3), trial="r")  # r: retried from epoch 1
+    )  # fmt: skip
     trials = pd.DataFrame(
-        [{"sweep": "s", "trial": "t", "status": "partial", "epochs_done": 3, "epochs_planned": 10}]
-    )
-    assert _cut_short(trials, "s", "t") == " (3 of 10 epochs on disk, in no statistic)"
-    assert _cut_short(trials, "s", "other") == "" and _cut_short(trials, "other", "t") == ""
+        [
+            {"sweep": "s", "trial": "t", "attempt": 1, "status": "partial", "epochs_done": 5},
+            {"sweep": "s", "trial": "t", "attempt": 2, "status": "partial", "epochs_done": 3},
+            {"sweep": "s", "trial": "r", "attempt": 1, "status": "error", "epochs_done": 3},
+            {"sweep": "s", "trial": "r", "attempt": 2, "status": "partial", "epochs_done": 2},
+        ]
+    ).assign(epochs_planned=10)
+    cut = epochs_on_disk(epochs, trials, [("s", "t"), ("s", "r")])
+    assert cut == {("s", "t"): (8, 10), ("s", "r"): (3, 10)}  # r's retry rewrote epochs 1-2: 3 distinct
+    model = ReportModel.of_table(pd.DataFrame(), cut=cut)
+    assert _cut_short(model, "s", "t") == " (8 of 10 epochs on disk, in no statistic)"
+    assert _cut_short(model, "s", "other") == "" and _cut_short(model, "other", "t") == ""

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from orchestrator.analysis.stats import accuracy_curves
 from orchestrator.report import build_report, epoch_figures
+from orchestrator.report.model import chance_pct
 from orchestrator.report.narrative import CPU_ONLY
 from tests.test_figures import captured, epochs  # noqa: F401  (captured: a fixture)
 from tests.test_report import write_run
@@ -49,7 +51,9 @@ def test_a_report_with_a_gpu_side_keeps_them(cpu_only, tmp_path):
 
 def test_the_accuracy_figure_marks_chance_and_starts_at_zero(tmp_path, captured):  # noqa: F811
     near_chance = epochs().assign(test_acc=lambda e: 0.1 + 0.01 * (e["epoch"] % 2), dataset="synthetic")
-    epoch_figures.accuracy_per_epoch(near_chance, tmp_path / "a.png")
+    epoch_figures.accuracy_per_epoch(
+        accuracy_curves(near_chance), tmp_path / "a.png", chance_pct(near_chance)
+    )
     panels = [ax for ax in captured[0].axes if ax.get_title()]
     chance = [ln for ln in panels[0].get_lines() if ln.get_label() == "chance (10%)"]
     assert len(chance) == 1 and list(chance[0].get_ydata()) == [10, 10]
@@ -57,7 +61,7 @@ def test_the_accuracy_figure_marks_chance_and_starts_at_zero(tmp_path, captured)
     assert low == 0 and high >= 20  # 10-11% is a flat line near chance, not a trend over the whole axis
     # learning curves far above chance keep their range; folder data (class count unknown) draw no chance
     learnt = epochs().assign(dataset="folder:/data/x")
-    epoch_figures.accuracy_per_epoch(learnt, tmp_path / "b.png")
+    epoch_figures.accuracy_per_epoch(accuracy_curves(learnt), tmp_path / "b.png", chance_pct(learnt))
     panels = [ax for ax in captured[1].axes if ax.get_title()]
     assert {ln.get_label() for ln in panels[0].get_lines()} == {"CPU", "GPU"}
     assert panels[0].get_ylim()[1] >= 100 * epochs()["test_acc"].max()

@@ -19,7 +19,7 @@ from orchestrator.analysis import bounds, study
 from orchestrator.analysis.answer import kind_speedups
 from orchestrator.analysis.explained import explain
 from orchestrator.analysis.scaling import GROWS, fit
-from orchestrator.analysis.speedups import bootstrap_speedup_ci
+from orchestrator.analysis.speedups import bootstrap_speedup_ci, speedup_table
 from orchestrator.analysis.stats import PAPER_POINTS
 from orchestrator.analysis.variants import variants
 from orchestrator.cli import app
@@ -347,3 +347,44 @@ def test_bootstrap_ci_is_unchanged_by_the_ratios_refactor():
     assert low < 6.0 < high
     b, _a = fit([1e6, 1e7], [2.0, 20.0])
     assert b == pytest.approx(1.0)
+
+
+def test_results_rows_pair_variant_cells_not_pooled_ones():
+    """One CPU cell and a GPU cell run with 2 and with 8 loader workers: the speedup table has a row per
+    variant pair (the answer's cells and numbers), names the variant, and flags nothing "mixed"."""
+    from orchestrator.report.json import for_scripts
+    from orchestrator.report.model import ReportModel
+    from orchestrator.report.tables import HEADLINE, columns, rows
+
+    hand = []
+    for r in range(2):
+        hand += epoch_rows("simple_cnn", "cpu", [30.0, 31.0], [0.3, 0.5, 0.6], r)
+        hand += epoch_rows("simple_cnn", "gpu", [6.6, 6.7], [0.3, 0.5, 0.6], r)
+        hand += epoch_rows(
+            "simple_cnn", "gpu", [2.0, 2.1], [0.3, 0.5, 0.6], r, data_workers=8, cpus_allotted=9
+        )
+    epochs = pd.DataFrame(hand)
+    table = speedup_table(epochs)
+    assert len(table) == 2
+    assert list(table["gpu_workers"]) == [2, 8] and list(table["gpu_cpus"]) == [3, 9]
+    assert list(table["cpu_workers"]) == [2, 2] and list(table["cpu_cpus"]) == [15, 15]
+    cpu = [30.0, 31.0, 30.0, 31.0]
+    for row, gpu in zip(table.itertuples(), ([6.6, 6.7] * 2, [2.0, 2.1] * 2), strict=True):
+        assert row.speedup == pytest.approx(np.median(cpu) / np.median(gpu))
+        assert (row.speedup_low, row.speedup_high) == bootstrap_speedup_ci(cpu, gpu)
+        assert row.gpu_n == 4 and "mixed" not in row.flags
+    # the same numbers as the answer's pair table gives the same two cells
+    pairs = explain(epochs).pairs
+    assert list(pairs["speedup"]) == list(table["speedup"])
+    model = ReportModel.of_table(table)
+    assert model.several_variants
+    shown = columns(model, HEADLINE)
+    rendered = rows(model, shown)
+    fed = shown.index("GPU fed by")
+    assert [r[fed] for r in rendered] == ["2 workers, 3 CPUs", "8 workers, 9 CPUs"]
+    assert {"cpu_workers", "gpu_cpus"} <= set(for_scripts(table).columns)
+    # one variant a cell: no variant columns shown or written, as before variants were told apart
+    single = speedup_table(epochs[(epochs["data_workers"] == 2).to_numpy()])
+    assert len(single) == 1 and not ReportModel.of_table(single).several_variants
+    assert "GPU fed by" not in columns(ReportModel.of_table(single), HEADLINE)
+    assert "cpu_workers" not in for_scripts(single).columns

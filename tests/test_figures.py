@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from orchestrator.analysis.stats import accuracy_curves, cell_summary
 from orchestrator.report import epoch_figures, figures
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -224,6 +225,7 @@ def epochs(batch_sizes=(128,), repeats=2, n_epochs=3) -> pd.DataFrame:
                                 "warmup": epoch == 1, "epoch_s": s, "data_s": data * s, "compute_s": 0.5 * s,
                                 "eval_s": 2.0 if device == "gpu" else 20.0, "images_per_s": 50_000 / s,
                                 "test_acc": 0.1 * epoch + 0.01 * repeat, "extrapolated": False,
+                                "eval_partial": False, "device_name": device.upper(), "host": "h1",
                             }
                         )  # fmt: skip
     return pd.DataFrame(rows)
@@ -244,10 +246,10 @@ def test_speedup_vs_params_draws_the_interval_as_error_bars(tmp_path, captured):
     assert not [c for c in captured[1].axes[0].containers if type(c).__name__ == "ErrorbarContainer"]
 
 
-def test_breakdown_table_uses_steady_medians():
+def test_the_epoch_split_is_of_steady_medians():
     df = epochs()
     df.loc[(df["model"] == "simple_cnn") & (df["device"] == "gpu") & (df["repeat"] == 1), "data_s"] = 9.0
-    b = epoch_figures.breakdown_table(df).set_index(["model", "device"])
+    b = cell_summary(df).set_index(["model", "device"])
     gpu = b.loc[("simple_cnn", "gpu")]
     assert gpu["epoch_s"] == 10.0 and gpu["compute_s"] == 5.0 and gpu["eval_s"] == 2.0
     assert gpu["data_s"] == np.median([4.0, 4.0, 9.0, 9.0])  # 6.5: both repeats, warm-up excluded
@@ -256,7 +258,7 @@ def test_breakdown_table_uses_steady_medians():
 
 
 def test_epoch_breakdown_png(tmp_path, captured):
-    path = epoch_figures.epoch_breakdown(epochs(), tmp_path / "b.png")
+    path = epoch_figures.epoch_breakdown(cell_summary(epochs()), tmp_path / "b.png")
     assert_png_of_size(path, epoch_figures.BREAKDOWN_FIGSIZE)
     top, bottom = captured[0].axes[:2]
     # 4 cells x 3 stacked segments: shares of the epoch in %, data first (simple_cnn first: fewer params)
@@ -274,12 +276,12 @@ def test_epoch_breakdown_png(tmp_path, captured):
 
 
 def test_epoch_breakdown_without_epochs_still_writes(tmp_path):
-    path = epoch_figures.epoch_breakdown(epochs().iloc[0:0], tmp_path / "b.png")
+    path = epoch_figures.epoch_breakdown(cell_summary(epochs().iloc[0:0]), tmp_path / "b.png")
     assert path.read_bytes()[:8] == PNG_MAGIC
 
 
 def test_accuracy_per_epoch_png(tmp_path, captured):
-    path = epoch_figures.accuracy_per_epoch(epochs(), tmp_path / "a.png")
+    path = epoch_figures.accuracy_per_epoch(accuracy_curves(epochs()), tmp_path / "a.png")
     assert_png_of_size(path, figures.FIGSIZE)
     fig = captured[0]
     panels = [ax for ax in fig.axes if ax.get_title()]
@@ -295,25 +297,27 @@ def test_accuracy_per_epoch_png(tmp_path, captured):
 
 def test_accuracy_of_results_that_predate_compile_draws_lines(tmp_path, captured):
     """Results written before the compile axis read it as null; the panels once drew nothing for them."""
-    epoch_figures.accuracy_per_epoch(epochs().assign(compile=None), tmp_path / "a.png")
+    epoch_figures.accuracy_per_epoch(accuracy_curves(epochs().assign(compile=None)), tmp_path / "a.png")
     panels = [ax for ax in captured[0].axes if ax.get_title()]
     assert {line.get_label() for line in panels[0].get_lines()} == {"CPU", "GPU"}
 
 
 def test_accuracy_without_test_acc_still_writes(tmp_path):
-    path = epoch_figures.accuracy_per_epoch(epochs().assign(test_acc=math.nan), tmp_path / "a.png")
+    path = epoch_figures.accuracy_per_epoch(
+        accuracy_curves(epochs().assign(test_acc=math.nan)), tmp_path / "a.png"
+    )
     assert path.read_bytes()[:8] == PNG_MAGIC
 
 
 def test_throughput_is_skipped_with_one_batch_size(tmp_path):
-    df = epochs()
+    df = cell_summary(epochs())
     assert not epoch_figures.throughput_applies(df)
     assert epoch_figures.throughput_vs_batch(df, tmp_path / "t.png") is None
     assert not (tmp_path / "t.png").exists()
 
 
 def test_throughput_vs_batch_png(tmp_path, captured):
-    df = epochs(batch_sizes=(128, 512))
+    df = cell_summary(epochs(batch_sizes=(128, 512)))
     assert epoch_figures.throughput_applies(df) and epoch_figures.batch_sizes(df) == [128, 512]
     path = epoch_figures.throughput_vs_batch(df, tmp_path / "t.png")
     assert_png_of_size(path, figures.FIGSIZE)
@@ -325,3 +329,16 @@ def test_throughput_vs_batch_png(tmp_path, captured):
     assert list(lines["simple_cnn GPU"].get_xdata()) == [128, 512]
     assert np.allclose(lines["simple_cnn GPU"].get_ydata(), [5000.0, 10_000.0])  # 50000 / (10 * (128/bs)^.5)
     assert lines["resnet50 CPU"].get_linestyle() == "--" and lines["resnet50 GPU"].get_linestyle() == "-"
+
+
+def test_fits_are_drawn_only_for_the_configurations_drawn(tmp_path, captured):
+    """A fit of a configuration the figure does not draw (focus() cut it, or it has no line) is left
+    out: 40 of them once made a legend taller than the figure."""
+    band = (np.array([5e5, 2.5e7]), np.array([1.0, 5.0]), np.array([2.0, 8.0]))
+    fit = dict(pipeline="loader", precision="fp32", compile="off", exponent=0.5, intercept=-6.0, band=band)
+    scaling = pd.DataFrame([dict(fit, batch_size=128), dict(fit, batch_size=512)])
+    figures.speedup_vs_params(table({"simple_cnn": 1.5, "resnet18": 6.0}), tmp_path / "s.png", scaling)
+    labels = [line.get_label() for line in captured[0].axes[0].get_lines()]
+    assert [lb for lb in labels if lb.startswith("fit at")] == [
+        "fit at batch 128, loader, fp32: speedup ∝ params^0.50"
+    ]

@@ -222,8 +222,16 @@ def test_flags_extrapolated_and_partial_eval():
 
 
 def test_mixed_settings_inside_a_cell_are_flagged():
+    df = frame(run_rows(device="cpu", repeat=0), run_rows(device="cpu", repeat=1, torch_threads=4))
+    assert "mixed torch_threads (cpu)" in speedup_table(df).iloc[0]["flags"]
+
+
+def test_workers_and_cpus_make_variant_rows_not_mixed_ones():
+    """data_workers and cpus_allotted are what a variant cell is (analysis.variants): runs that differ in
+    them are two rows, each its own median, never one "mixed" cell."""
     df = frame(run_rows(device="cpu", repeat=0), run_rows(device="cpu", repeat=1, data_workers=8))
-    assert "mixed data_workers (cpu)" in speedup_table(df).iloc[0]["flags"]
+    table = speedup_table(df)
+    assert list(table["cpu_workers"]) == [2, 8] and not table["flags"].str.contains("mixed").any()
 
 
 def test_ok_epochs_drops_failed_attempts_and_duplicates():

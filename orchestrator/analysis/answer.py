@@ -56,7 +56,7 @@ def _side(cell: pd.Series | None, device: str) -> dict:
     }
 
 
-def _ratio(v: Variants, cpu: pd.Series | None, gpu: pd.Series | None) -> dict:
+def _ratio(v: Variants, cpu: pd.Series | dict | None, gpu: pd.Series | dict | None) -> dict:
     if cpu is None or gpu is None:
         return dict(speedup=math.nan, speedup_low=math.nan, speedup_high=math.nan)
     c, g = v.samples[cpu["name"]], v.samples[gpu["name"]]
@@ -176,7 +176,7 @@ def pair_table(v: Variants) -> pd.DataFrame:
     gpu = cells[(cells["device"] == "gpu").to_numpy()]
     both = cpu.merge(gpu, on=key, suffixes=("_c", "_g"))
     rows = []
-    for _, r in both.iterrows():
+    for r in both.to_dict("records"):
         c = {col: r[f"{col}_c"] for col in ["name", "epoch_s", "test_acc", HW_CLASS, *VARIANT]}
         g = {col: r[f"{col}_g"] for col in ["name", "epoch_s", "test_acc", HW_CLASS, *VARIANT]}
         rows.append(
@@ -185,7 +185,7 @@ def pair_table(v: Variants) -> pd.DataFrame:
                 cpu_class=c[HW_CLASS], gpu_class=g[HW_CLASS], cpu_workers=c["data_workers"],
                 cpu_cpus=c["cpus_allotted"], gpu_workers=g["data_workers"], gpu_cpus=g["cpus_allotted"],
                 cpu_cell=c["name"], gpu_cell=g["name"], cpu_acc=c["test_acc"], gpu_acc=g["test_acc"],
-                **_ratio(v, pd.Series(c), pd.Series(g)),
+                **_ratio(v, c, g),
             )
         )  # fmt: skip
     out = _counts(pd.DataFrame(rows, columns=PAIR_COLUMNS))

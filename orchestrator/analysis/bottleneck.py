@@ -39,7 +39,7 @@ COLUMNS += ["data_workers", "cpus_allotted", "verdict", "reason", *EVIDENCE]
 COLUMNS += ["what_if", "what_if_change", "what_if_cell", "what_if_factor"]
 
 
-def _counterfactual(change: str, cell: pd.Series, other: pd.Series) -> bool:
+def _counterfactual(change: str, cell: dict, other: dict) -> bool:
     """Whether `other` is `cell` with `change` made (same model, device, class, batch: the caller's)."""
     same_step = other["precision"] == cell["precision"] and other["compile"] == cell["compile"]
     if change == WORKERS:
@@ -59,7 +59,7 @@ def _counterfactual(change: str, cell: pd.Series, other: pd.Series) -> bool:
     )
 
 
-def factor(cell: pd.Series, other: pd.Series) -> float:
+def factor(cell: dict, other: dict) -> float:
     """How much faster `other` runs than `cell`: images/s ratio, else the epoch_s ratio (NaN if neither)."""
     a, b = float(cell["images_per_s"]), float(other["images_per_s"])
     if a > 0 and b > 0:
@@ -72,7 +72,7 @@ def _seconds(x: float) -> str:
     return f"{x:.3g}" if x >= 0.01 else f"{x:.2g}"
 
 
-def sentence(change: str, cell: pd.Series, other: pd.Series, by: float) -> str:
+def sentence(change: str, cell: dict, other: dict, by: float) -> str:
     """The what-if in words (module docstring)."""
     times = f"{_seconds(float(other['epoch_s']))} s/epoch instead of {_seconds(float(cell['epoch_s']))}"
     how = f"{by:.1f}x faster" if by >= 1 else f"{1 / by:.1f}x slower"
@@ -87,7 +87,7 @@ def sentence(change: str, cell: pd.Series, other: pd.Series, by: float) -> str:
     return f"compiled it runs {how}: {times} {where}"
 
 
-def what_if(cell: pd.Series, others: list[pd.Series], verdict_: str) -> dict:
+def what_if(cell: dict, others: list[dict], verdict_: str) -> dict:
     """what_if, what_if_change, what_if_cell, what_if_factor of one cell among its model, device, class
     and batch size's other cells (module docstring)."""
     for change in ORDER.get(verdict_, CHANGES):
@@ -110,13 +110,16 @@ def bottleneck_table(cells: pd.DataFrame) -> pd.DataFrame:
     if cells.empty:
         return pd.DataFrame(columns=COLUMNS)
     # each cell's group by number, not by key: a key holding NaN (a result without batch_size) never
-    # equals itself, so it cannot be looked up in a dict
+    # equals itself, so it cannot be looked up in a dict; cells as records, not Series (iterrows and a
+    # Series lookup per value cost ~1 s at 100,800 rows)
     group = cells.groupby(["model", "device", HW_CLASS, "batch_size"], sort=False, dropna=False).ngroup()
-    groups = {g: [r for _, r in cells[(group == g).to_numpy()].iterrows()] for g in group.unique()}
+    records = cells.to_dict("records")
+    groups: dict[int, list[dict]] = {}
+    for g, cell in zip(group, records, strict=True):
+        groups.setdefault(g, []).append(cell)
     rows = []
-    for (_, cell), g in zip(cells.iterrows(), group, strict=True):
+    for cell, g in zip(records, group, strict=True):
         label, reason = verdict(cell["device"], cell["data_share"], cell["gpu_util_pct"])
-        others = groups[g]
         rows.append(
             {
                 "cell": cell["name"],
@@ -124,7 +127,7 @@ def bottleneck_table(cells: pd.DataFrame) -> pd.DataFrame:
                 "verdict": label,
                 "reason": reason,
                 **{c: float(cell[c]) if not pd.isna(cell[c]) else np.nan for c in EVIDENCE},
-                **what_if(cell, others, label),
+                **what_if(cell, groups[g], label),
             }
         )
     return pd.DataFrame(rows, columns=COLUMNS)

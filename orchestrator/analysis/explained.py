@@ -79,6 +79,9 @@ def explain_variants(v: Variants, target_acc: float | None = None) -> Explained:
     )
 
 
-def explain(epochs: pd.DataFrame, target_acc: float | None = None) -> Explained:
-    """Everything above from successful epochs (stats.ok_epochs)."""
-    return explain_variants(variants(epochs), target_acc)
+def explain(
+    epochs: pd.DataFrame, target_acc: float | None = None, summary: pd.DataFrame | None = None
+) -> Explained:
+    """Everything above from successful epochs (stats.ok_epochs); `summary`: their cell_summary, where the
+    caller has it."""
+    return explain_variants(variants(epochs, summary), target_acc)

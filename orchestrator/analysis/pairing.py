@@ -23,6 +23,8 @@ Pure functions over the tables of orchestrator.analysis.stats (no I/O). Definiti
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
 from orchestrator.results.rows import PAIR as _PAIR  # noqa: E402  (the one cell-key definition)
@@ -30,18 +32,21 @@ from orchestrator.results.rows import with_cell_defaults
 
 PAIR = list(_PAIR)  # the settings a CPU and a GPU cell must share: the cell key but the device
 UNKNOWN_CLASS = "unknown class"  # how "" (a class that was not recorded) is shown
+# a speedup_table row's variant (analysis.variants.VARIANT) on each side: data_workers, cpus_allotted
+VARIANT_COLUMNS = ["cpu_workers", "cpu_cpus", "gpu_workers", "gpu_cpus"]
 
 
-def class_pairs(cells: pd.DataFrame) -> list[tuple[pd.Series | None, pd.Series | None]]:
-    """(cpu cell, gpu cell) for every CPU class x every GPU class among `cells` (the cell_summary rows of
-    one PAIR key, one row per device and hw_class), CPU class outer, each side ordered by class name; a
-    device without a cell gives [(cpu, None), ...] or [(None, gpu), ...]."""
+def class_pairs(cells: list[dict]) -> list[tuple[dict | None, dict | None]]:
+    """(cpu cell, gpu cell) for every CPU class x every GPU class among `cells` (the variant cells of one
+    PAIR key as records, analysis.variants: one per device, hw_class and variant), CPU cell outer, each
+    side ordered by class name, then workers and CPUs; a device without a cell gives [(cpu, None), ...]
+    or [(None, gpu), ...]."""
 
-    def side(device: str) -> list[pd.Series | None]:
-        mine = cells[(cells["device"] == device).to_numpy()]
-        if "hw_class" in mine:
-            mine = mine.sort_values("hw_class", kind="stable")
-        return [row for _, row in mine.iterrows()] or [None]
+    def order(c: dict) -> tuple:
+        return (str(c.get("hw_class", "")), *(c.get(k, -1) for k in ("data_workers", "cpus_allotted")))
+
+    def side(device: str) -> list[dict | None]:
+        return sorted((c for c in cells if c["device"] == device), key=order) or [None]
 
     return [(cpu, gpu) for cpu in side("cpu") for gpu in side("gpu") if cpu is not None or gpu is not None]
 
@@ -77,13 +82,31 @@ def _name(value) -> str:
     return "" if value is None or pd.isna(value) else str(value)
 
 
-def _classes(rows: pd.DataFrame, device: str) -> list[str]:
-    """The distinct `device`_class values of the rows measured on that device (n > 0), sorted."""
+def _classes(rows: list, device: str) -> list[str]:
+    """The distinct `device`_class values of the rows (itertuples rows) measured on that device (n > 0),
+    sorted."""
     col, n = f"{device}_class", f"{device}_n"
-    if col not in rows:
+    if not rows or not hasattr(rows[0], col):
         return []
-    measured = rows[pd.to_numeric(rows[n], errors="coerce").fillna(0).to_numpy() > 0] if n in rows else rows
-    return sorted({_name(c) for c in measured[col]})
+    measured = [r for r in rows if not hasattr(r, n) or _count(getattr(r, n)) > 0]
+    return sorted({_name(getattr(r, col)) for r in measured})
+
+
+def _count(value) -> float:
+    """A count as a number: 0 where it is null or not a number."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return 0.0 if math.isnan(number) else number
+
+
+def several_variants(table: pd.DataFrame) -> bool:
+    """True when some configuration and hardware pair of a speedup_table has 2+ rows: a side's cells were
+    fed 2+ ways (workers, CPUs: VARIANT_COLUMNS), so each row must name its variant."""
+    if table.empty or not set(VARIANT_COLUMNS) <= set(table.columns):
+        return False
+    return bool(with_cell_defaults(table)[[*PAIR, "cpu_class", "gpu_class"]].duplicated().any())
 
 
 def several_classes(table: pd.DataFrame) -> bool:
@@ -97,16 +120,23 @@ def speedup_matrices(table: pd.DataFrame) -> list[tuple[tuple, list[str], list[s
     """(key, gpu classes, cpu classes, at) per PAIR key of a speedup_table measured on both devices, in
     table order: key = (model, batch_size, pipeline, precision), the classes sorted, and at[(gpu, cpu)]
     the table row (a namedtuple from itertuples) of that pair. A (gpu, cpu) combination missing from
-    `at` has no speedup."""
+    `at` has no speedup. Where several_variants, one matrix per PAIR key and variant (its rows' values of
+    VARIANT_COLUMNS), so that no pair hides another."""
     out = []
     if table.empty or not {"cpu_class", "gpu_class"} <= set(table.columns):
         return out
-    for key, g in with_cell_defaults(table).groupby(PAIR, dropna=False, sort=False):
-        gpus, cpus = _classes(g, "gpu"), _classes(g, "cpu")
+    # the rows as one itertuples pass, grouped by PAIR key in order of appearance (a group-by with an
+    # itertuples per key cost ~1 s at 100,800 rows: each builds a namedtuple class)
+    by = PAIR + (VARIANT_COLUMNS if several_variants(table) else [])
+    table = with_cell_defaults(table)
+    groups: dict[tuple, list] = {}
+    for r in table.itertuples():
+        key = tuple(getattr(r, c) for c in by)
+        groups.setdefault(tuple(None if pd.isna(v) else v for v in key), []).append(r)
+    for rows in groups.values():
+        gpus, cpus = _classes(rows, "gpu"), _classes(rows, "cpu")
         if not gpus or not cpus:
             continue
-        at = {
-            (_name(r.gpu_class), _name(r.cpu_class)): r for r in g.itertuples() if r.cpu_n > 0 and r.gpu_n > 0
-        }
-        out.append((key, gpus, cpus, at))
+        at = {(_name(r.gpu_class), _name(r.cpu_class)): r for r in rows if r.cpu_n > 0 and r.gpu_n > 0}
+        out.append((tuple(getattr(rows[0], c) for c in PAIR), gpus, cpus, at))
     return out

@@ -14,17 +14,11 @@ import math
 import numpy as np
 import pandas as pd
 
+from orchestrator.analysis.bootstrap import resampled_medians
 from orchestrator.analysis.bounds import LAUNCH_BOUND_UTIL_PCT, launch_bound  # noqa: F401  (re-exported)
-from orchestrator.analysis.pairing import PAIR, class_pairs
-from orchestrator.analysis.stats import (
-    CLASS_CELL,
-    DEVICES,
-    HW_CLASS,
-    cell_summary,
-    is_noisy,
-    numeric,
-    steady_epochs,
-)
+from orchestrator.analysis.pairing import PAIR, VARIANT_COLUMNS, class_pairs
+from orchestrator.analysis.stats import DEVICES, HW_CLASS, is_noisy
+from orchestrator.analysis.variants import Variants, variants
 from trainables.config import NUM_CLASSES
 
 # A side is flagged "steal" when the hypervisor took more than this share of the host's CPU time (%).
@@ -95,17 +89,17 @@ def bootstrap_speedup_ratios(
     cpu, gpu = cpu[~np.isnan(cpu)], gpu[~np.isnan(gpu)]
     if len(cpu) < 2 or len(gpu) < 2:
         return None
-    # the report draws each pair's resamples up to three times (its table, the explained answer, the
-    # scaling fit): ~10 ms each at 400 samples a side, so the same samples are drawn once
+    # the report asks for each pair's resamples up to three times (its table, the explained answer, the
+    # scaling fit): analysis.bootstrap keeps them
     return _cached_ratios(cpu.tobytes(), gpu.tobytes(), n_resamples, seed)
 
 
 @functools.lru_cache(maxsize=512)
 def _cached_ratios(cpu_bytes: bytes, gpu_bytes: bytes, n_resamples: int, seed: int) -> np.ndarray | None:
     cpu, gpu = np.frombuffer(cpu_bytes), np.frombuffer(gpu_bytes)
-    rng = np.random.default_rng(seed)
-    cpu_medians = _resampled_medians(rng, cpu, n_resamples)
-    gpu_medians = _resampled_medians(rng, gpu, n_resamples)
+    # one generator: the CPU side's resamples first, then the GPU side's from where they left it
+    cpu_medians = resampled_medians(cpu, (len(cpu),), n_resamples, seed)
+    gpu_medians = resampled_medians(gpu, (len(cpu), len(gpu)), n_resamples, seed)
     if not (gpu_medians > 0).all():
         return None
     ratios = cpu_medians / gpu_medians
@@ -123,29 +117,13 @@ def bootstrap_median_ci(
     values = values[~np.isnan(values)]
     if len(values) < 2:
         return (math.nan, math.nan)
-    medians = _resampled_medians(np.random.default_rng(seed), values, n_resamples)
+    medians = resampled_medians(values, (len(values),), n_resamples, seed)
     tail = (1 - confidence) / 2 * 100
     low, high = np.percentile(medians, [tail, 100 - tail])
     return (float(low), float(high))
 
 
-def _resampled_medians(rng: np.random.Generator, values: np.ndarray, n_resamples: int) -> np.ndarray:
-    """Medians of n_resamples resamples (with replacement) of `values`: the same draws as
-    rng.choice(values, size=(n_resamples, n)) and the same medians as np.median(axis=1). The drawn
-    indices are mapped to the values' ranks and those small integers partitioned (half the time of
-    partitioning the drawn floats): the median's ranks give the median's values, as sorting is monotone."""
-    n = len(values)
-    drawn = rng.integers(0, n, size=(n_resamples, n))
-    order = np.argsort(values, kind="stable")
-    rank = np.empty(n, dtype=np.int16 if n < 2**15 else np.intp)
-    rank[order] = np.arange(n)
-    ranks = rank[drawn]
-    middle = [n // 2] if n % 2 else [n // 2 - 1, n // 2]
-    ranks.partition(middle, axis=1)
-    return values[order][ranks[:, middle]].mean(axis=1)
-
-
-def energy_speedup(cpu_cell: pd.Series | None, gpu_cell: pd.Series | None) -> float:
+def energy_speedup(cpu_cell: pd.Series | dict | None, gpu_cell: pd.Series | dict | None) -> float:
     """energy speedup = CPU cell's cpu_energy_j / GPU cell's energy_j (median GPU + CPU energy per epoch).
 
     Rows of cell_summary. NaN unless the CPU cell has CPU energy and the GPU cell has both GPU and CPU
@@ -159,7 +137,7 @@ def energy_speedup(cpu_cell: pd.Series | None, gpu_cell: pd.Series | None) -> fl
     return numerator / denominator
 
 
-def _flags(side: str, row: pd.Series | None) -> list[str]:
+def _flags(side: str, row: dict | None) -> list[str]:
     if row is None:
         return []
     flags = []
@@ -187,10 +165,18 @@ def _flags(side: str, row: pd.Series | None) -> list[str]:
 
 
 def speedup_table(epochs: pd.DataFrame, summary: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One row per (model, batch_size, pipeline, precision) and per (cpu_class, gpu_class) combination of
-    the hardware classes measured for it (analysis.pairing.class_pairs: every CPU class x every GPU
-    class; a class is "" when unknown, e.g. schema-1 results, so one class a side gives one row), sorted
-    by params:
+    """pair_speedups of the variant cells of `epochs` (stats.ok_epochs rows; analysis.variants).
+    `summary`: cell_summary(epochs), when the caller has it already (the report does: computing it
+    again cost ~0.5 s at 100k rows)."""
+    return pair_speedups(variants(epochs, summary))
+
+
+def pair_speedups(v: Variants) -> pd.DataFrame:
+    """One row per (model, batch_size, pipeline, precision) and per (CPU cell, GPU cell) combination of
+    its variant cells (analysis.variants: a cell and the workers and CPUs that fed it; analysis.pairing.
+    class_pairs: every CPU class and variant x every GPU class and variant, as analysis.answer.pair_table
+    pairs them; a class is "" when unknown, e.g. schema-1 results, so one class and one variant a side
+    give one row), sorted by params:
 
     cpu_class, gpu_class (the cells' hw_class), params, cpu_epoch_s, gpu_epoch_s (cell medians, see
     cell_summary), cpu_epoch_s_iqr, gpu_epoch_s_iqr, cpu_epoch_s_low/high and gpu_epoch_s_low/high (each
@@ -210,8 +196,9 @@ def speedup_table(epochs: pd.DataFrame, summary: pd.DataFrame | None = None) -> 
     cpu_capped, gpu_capped: the side's accuracy comes from capped work (capped: extrapolated epochs or a
     partial test pass), so it is not comparable with an uncapped other side's (accuracy_comparable).
 
-    `summary`: cell_summary(epochs), when the caller has it already (the report does: computing it
-    again cost ~0.5 s at 100k rows).
+    cpu_workers, cpu_cpus, gpu_workers, gpu_cpus (pairing.VARIANT_COLUMNS): each side's variant, its
+    data_workers and cpus_allotted (-1 where not recorded, null for a missing side). Each cell's values
+    are single, so "mixed" never names them.
     """
     columns = PAIR + [
         "cpu_class", "gpu_class", "params", "cpu_epoch_s", "gpu_epoch_s", "cpu_epoch_s_iqr",
@@ -219,42 +206,32 @@ def speedup_table(epochs: pd.DataFrame, summary: pd.DataFrame | None = None) -> 
         "speedup", "speedup_low", "speedup_high", "cpu_acc", "gpu_acc", "cpu_data_share",
         "gpu_data_share", "cpu_n", "gpu_n", "cpu_device", "gpu_device", "flags", "cpu_energy_j",
         "gpu_energy_j", "gpu_util_pct", "gpu_cell_energy_j", "gpu_energy_scope", "energy_speedup",
-        "cpu_capped", "gpu_capped",
+        "cpu_capped", "gpu_capped", *VARIANT_COLUMNS,
     ]  # fmt: skip
-    summary = cell_summary(epochs) if summary is None else summary
-    if summary.empty:
+    if v.cells.empty:
         return pd.DataFrame(columns=columns)
-    steady = steady_epochs(epochs)
-    # every cell's steady epoch_s samples in one group-by, looked up per pair (no per-pair masks)
-    samples = {
-        key: values.to_numpy(dtype=float)
-        for key, values in numeric(steady, "epoch_s").groupby([steady[c] for c in CLASS_CELL], dropna=False)
-    }
+    # the cells' rows as records, grouped by PAIR key in order of appearance (a group-by with
+    # iterrows per key cost ~4 s at 100,800 rows, most of it building a Series per row)
+    groups: dict[tuple, list[dict]] = {}
+    for cell in v.cells.to_dict("records"):
+        groups.setdefault(tuple(None if pd.isna(cell[c]) else cell[c] for c in PAIR), []).append(cell)
     rows = []
-    for key, g in summary.groupby(PAIR, dropna=False, sort=False):
-        for cpu_cell, gpu_cell in class_pairs(g):
+    for cells in groups.values():
+        params = [c["params"] for c in cells if not pd.isna(c["params"])]
+        for cpu_cell, gpu_cell in class_pairs(cells):
             side = {"cpu": cpu_cell, "gpu": gpu_cell}
-            drawn = {dev: _samples(samples, side[dev]) for dev in DEVICES}
-            rows.append(dict(zip(PAIR, key, strict=True), params=g["params"].max(), **_pair_row(side, drawn)))
+            drawn = {dev: _samples(v, side[dev]) for dev in DEVICES}
+            key = {c: cells[0][c] for c in PAIR}
+            rows.append(dict(key, params=max(params) if params else np.nan, **_pair_row(side, drawn)))
     out = pd.DataFrame(rows, columns=columns)
+    for col in VARIANT_COLUMNS:  # integers, null where a side is missing (as analysis.answer's tables)
+        out[col] = pd.to_numeric(out[col], errors="coerce").astype("Int64")
     return out.sort_values(["params"] + PAIR, kind="stable").reset_index(drop=True)
 
 
-def _samples(samples: dict[tuple, np.ndarray], cell: pd.Series | None) -> np.ndarray:
-    """The steady epoch_s samples of one cell (a cell_summary row); none for a missing side."""
-    if cell is None:
-        return np.array([], dtype=float)
-    key = tuple(cell[c] for c in CLASS_CELL)
-    found = samples.get(key)
-    if found is None:  # a null key value: groupby keys hold NaN, which never equals itself
-        found = next(
-            (v for k, v in samples.items() if all(_same(a, b) for a, b in zip(k, key, strict=True))), None
-        )
-    return np.array([], dtype=float) if found is None else found
-
-
-def _same(a, b) -> bool:
-    return (pd.isna(a) and pd.isna(b)) if pd.isna(a) or pd.isna(b) else a == b
+def _samples(v: Variants, cell: dict | None) -> np.ndarray:
+    """The steady epoch_s samples of one variant cell; none for a missing side."""
+    return np.array([], dtype=float) if cell is None else v.samples[cell["name"]]
 
 
 def _epoch_ci(device: str, samples: np.ndarray) -> dict:
@@ -263,7 +240,7 @@ def _epoch_ci(device: str, samples: np.ndarray) -> dict:
     return {f"{device}_epoch_s_low": low, f"{device}_epoch_s_high": high}
 
 
-def _pair_row(side: dict[str, pd.Series | None], samples: dict[str, pd.Series]) -> dict:
+def _pair_row(side: dict[str, dict | None], samples: dict[str, np.ndarray]) -> dict:
     """The speedup_table columns after params for one CPU cell and one GPU cell (either may be None)."""
 
     def get(dev: str, col: str, default=np.nan):
@@ -299,10 +276,14 @@ def _pair_row(side: dict[str, pd.Series | None], samples: dict[str, pd.Series]) 
         energy_speedup=energy_speedup(side["cpu"], side["gpu"]),
         cpu_capped=capped(side["cpu"]),
         gpu_capped=capped(side["gpu"]),
+        cpu_workers=get("cpu", "data_workers", None),
+        cpu_cpus=get("cpu", "cpus_allotted", None),
+        gpu_workers=get("gpu", "data_workers", None),
+        gpu_cpus=get("gpu", "cpus_allotted", None),
     )
 
 
-def capped(cell: pd.Series | None) -> bool:
+def capped(cell: pd.Series | dict | None) -> bool:
     """Whether a cell_summary row's accuracy comes from capped work: --max-steps epochs (fewer training
     steps than a full epoch, so less learning) or a capped test pass (part of the test set)."""
     return cell is not None and bool(cell["extrapolated"] or cell["eval_partial"])

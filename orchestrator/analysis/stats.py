@@ -195,12 +195,17 @@ def cell_summary(epochs: pd.DataFrame) -> pd.DataFrame:
     energy_scope  what energy_j covers: "GPU+CPU", "GPU only", "CPU", or "" when energy_j is NaN
     energy_j_per_image   median over the same epochs of that epoch energy / full-epoch images
     host_steal_pct       median over the same epochs of the hypervisor's share of host CPU time (%)
+
+    The epoch's split and speed, medians over the same epochs (what the breakdown and throughput figures
+    draw): data_s, compute_s, eval_s (the test pass, outside epoch_s), images_per_s; other_s =
+    max(epoch_s - data_s - compute_s, 0), a missing data_s / compute_s counting as 0, so that data +
+    compute + other stack up to the median epoch time.
     """
     columns = CLASS_CELL + [
         "params", "epoch_s", "epoch_s_iqr", "n", "runs", "data_share", "test_acc", "extrapolated",
         "eval_partial", "warmup_only", "overlapped", "mixed", "device_names", "hosts", "gpu_energy_j",
         "cpu_energy_j", "gpu_util_pct", "gpu_j_per_image", "cpu_j_per_image", "energy_j", "energy_scope",
-        "energy_j_per_image", "host_steal_pct",
+        "energy_j_per_image", "host_steal_pct", *_SPLIT, "other_s",
     ]  # fmt: skip
     if epochs.empty:
         return pd.DataFrame(columns=columns)
@@ -215,14 +220,13 @@ def cell_summary(epochs: pd.DataFrame) -> pd.DataFrame:
         _extrapolated=steady["extrapolated"].fillna(False).astype(bool),
         _overlapped=steady["overlapped_with"].notna() if "overlapped_with" in steady else False,
         _steal=numeric(steady, "host_steal_pct"),
+        **{f"_{c}": numeric(steady, c) for c in _SPLIT},
         **_energy_columns(steady),
     )
     g = steady.groupby(CLASS_CELL, dropna=False, sort=False)
     out = g.agg(
         params=("params", "max"),
         epoch_s=("_epoch_s", "median"),
-        _q25=("_epoch_s", lambda v: v.quantile(0.25)),
-        _q75=("_epoch_s", lambda v: v.quantile(0.75)),
         n=("_epoch_s", "count"),
         data_share=("_ratio", "median"),
         extrapolated=("_extrapolated", "any"),
@@ -231,9 +235,10 @@ def cell_summary(epochs: pd.DataFrame) -> pd.DataFrame:
         device_names=("device_name", _names),
         hosts=("host", _names),
         host_steal_pct=("_steal", "median"),
-        **{c: (f"_{c}", "median") for c in _ENERGY_MEDIANS},
+        **{c: (f"_{c}", "median") for c in _ENERGY_MEDIANS + _SPLIT},
     )
-    out["epoch_s_iqr"] = out.pop("_q75") - out.pop("_q25")
+    out["epoch_s_iqr"] = _iqrs(steady["_epoch_s"].to_numpy(dtype=float), g.ngroup().to_numpy())
+    out["other_s"] = (out["epoch_s"] - out["data_s"].fillna(0) - out["compute_s"].fillna(0)).clip(lower=0)
     runs = steady.drop_duplicates(CLASS_CELL + RUN)
     out["runs"] = runs.groupby(CLASS_CELL, dropna=False, sort=False).size()
     mixed = {c: g[c].nunique(dropna=True) > 1 for c in _MUST_MATCH if c in steady}
@@ -247,9 +252,28 @@ def cell_summary(epochs: pd.DataFrame) -> pd.DataFrame:
     scope = np.where(out["device"] == "cpu", "CPU", np.where(out.pop("both") > 0, "GPU+CPU", "GPU only"))
     out["energy_scope"] = np.where(out["energy_j"].isna(), "", scope)
     out = out[columns].astype({"extrapolated": bool, "eval_partial": bool, "overlapped": bool})
-    return out.sort_values(["params", "model", "device", HW_CLASS], kind="stable").reset_index(drop=True)
+    return out.sort_values(SUMMARY_ORDER, kind="stable").reset_index(drop=True)
 
 
+def _iqrs(values: np.ndarray, group: np.ndarray) -> list[float]:
+    """q75 - q25 of each group's non-null values (group: each value's group number, 0..k-1 in output
+    order), NaN for none, as Series.quantile computes them (np.percentile, linear), one np.percentile a
+    group: a lambda a group through pandas cost ~1.5 s at 100,800 rows."""
+    order = np.argsort(group, kind="stable")
+    bounds = np.searchsorted(group[order], np.arange(group.max() + 2 if len(group) else 1))
+    out = []
+    for start, end in zip(bounds[:-1], bounds[1:], strict=True):
+        v = values[order[start:end]]
+        v = v[~np.isnan(v)]
+        q25, q75 = np.percentile(v, [25, 75]) if len(v) else (np.nan, np.nan)
+        out.append(float(q75 - q25))
+    return out
+
+
+# cell_summary's row order (stable: cells of one class keep their order of appearance)
+SUMMARY_ORDER = ["params", "model", "device", HW_CLASS]
+# the epoch split and speed columns of cell_summary: medians of the epoch column of that name
+_SPLIT = ("data_s", "compute_s", "eval_s", "images_per_s")
 # the energy columns of cell_summary that are medians of a per-epoch column of _energy_columns
 _ENERGY_MEDIANS = ("gpu_energy_j", "cpu_energy_j", "gpu_util_pct", "gpu_j_per_image", "cpu_j_per_image",
                    "energy_j", "energy_j_per_image", "both")  # fmt: skip
@@ -273,4 +297,48 @@ def _energy_columns(steady: pd.DataFrame) -> dict[str, pd.Series]:
         "_energy_j": total,
         "_energy_j_per_image": total / images,
         "_both": both.astype(float),  # 1.0 for a cell with both counters: median 1.0
+    }
+
+
+def accuracy_curves(epochs: pd.DataFrame) -> pd.DataFrame:
+    """Test accuracy after each epoch: one row per cell (CELL, hardware classes pooled) and epoch with
+    test_acc = the median over the cell's runs of that epoch's test_acc (non-null ones; epochs without any
+    are left out) and params (max), sorted by params, model, cell and epoch."""
+    columns = CELL + ["epoch", "params", "test_acc"]
+    acc = (
+        rows.with_cell_defaults(epochs.assign(test_acc=numeric(epochs, "test_acc")))
+        if len(epochs)
+        else epochs
+    )
+    if acc.empty:
+        return pd.DataFrame(columns=columns)
+    acc = acc[np.isfinite(acc["test_acc"].to_numpy(dtype=float))]
+    out = acc.groupby(CELL + ["epoch"], dropna=False).agg(
+        params=("params", "max"), test_acc=("test_acc", "median")
+    )
+    out = out.reset_index()[columns]
+    return out.sort_values(["params", "model", *CELL[1:], "epoch"], kind="stable").reset_index(drop=True)
+
+
+def epochs_on_disk(epochs: pd.DataFrame, trials: pd.DataFrame, wanted) -> dict[tuple, tuple[int, int]]:
+    """(sweep, trial) -> (epochs on disk, epochs planned) for each (sweep, trial) of `wanted`: the distinct
+    epoch numbers of the trial's epoch rows over all its attempts (an attempt that continued from a
+    checkpoint adds to the ones before it; a retry from epoch 1 counts them once), at least the trials
+    table's largest epochs_done; planned is its largest epochs_planned. Trials with no epoch are left out."""
+    wanted = set(wanted)
+    if not wanted or trials.empty or "epochs_done" not in trials:
+        return {}
+    mine = trials[[k in wanted for k in zip(trials["sweep"], trials["trial"], strict=True)]]
+    if mine.empty:
+        return {}
+    by_trial = mine.groupby(["sweep", "trial"])
+    sides = by_trial.agg(done=("epochs_done", "max"), planned=("epochs_planned", "max"))
+    if not epochs.empty:
+        rows = epochs[[k in wanted for k in zip(epochs["sweep"], epochs["trial"], strict=True)]]
+        distinct = rows.drop_duplicates(["sweep", "trial", "epoch"]).groupby(["sweep", "trial"]).size()
+        sides["done"] = np.fmax(sides["done"].astype(float), distinct.reindex(sides.index).astype(float))
+    return {
+        key: (int(r.done), int(r.planned))
+        for key, r in zip(sides.index, sides.itertuples(), strict=True)
+        if not is_missing(r.done) and r.done > 0
     }

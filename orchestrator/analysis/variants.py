@@ -33,6 +33,7 @@ from orchestrator.analysis.stats import (
     CLASS_CELL,
     HW_CLASS,
     RUN,
+    SUMMARY_ORDER,
     cell_summary,
     numeric,
     steady_epochs,
@@ -60,11 +61,18 @@ def cell_name(row) -> str:
     (the device where no class was recorded), the axes, and what fed it (workers for a DataLoader)."""
     where = str(row[HW_CLASS]) or str(row["device"])
     step = "compiled" if row["compile"] == "on" else "eager"
-    workers, cpus = int(row["data_workers"]), int(row["cpus_allotted"])
-    fed = [f"{workers} workers"] if row["pipeline"] == "loader" and workers != UNKNOWN else []
-    fed += [f"{cpus} CPU{'s' if cpus != 1 else ''}"] if cpus != UNKNOWN else []
+    fed = fed_label(row["pipeline"], row["data_workers"], row["cpus_allotted"])
     base = f"{row['model']}/{where}/bs{row['batch_size']}/{row['pipeline']}/{row['precision']}/{step}"
-    return base + (f" ({', '.join(fed)})" if fed else "")
+    return base + (f" ({fed})" if fed else "")
+
+
+def fed_label(pipeline, workers, cpus) -> str:
+    """What fed a variant cell, as its name says it: "2 workers, 3 CPUs" (workers for a DataLoader only),
+    "1 CPU"; "" where neither was recorded (UNKNOWN or null)."""
+    workers, cpus = (UNKNOWN if pd.isna(x) else int(x) for x in (workers, cpus))
+    fed = [f"{workers} workers"] if pipeline == "loader" and workers != UNKNOWN else []
+    fed += [f"{cpus} CPU{'s' if cpus != 1 else ''}"] if cpus != UNKNOWN else []
+    return ", ".join(fed)
 
 
 def _encoded(epochs: pd.DataFrame) -> pd.DataFrame:
@@ -103,13 +111,30 @@ def _efficiency(encoded: pd.DataFrame) -> dict[tuple, tuple]:
     return {tuple(r[:n]): tuple(r[n:]) for r in values}
 
 
-def variants(epochs: pd.DataFrame) -> Variants:
-    """The variant cells of `epochs` (stats.ok_epochs rows), see the module docstring."""
+def _variant_summary(encoded: pd.DataFrame, epochs: pd.DataFrame, plain: pd.DataFrame | None) -> pd.DataFrame:
+    """cell_summary on the variant key (hw_class as _encoded): `plain` (cell_summary(epochs)) re-keyed
+    where every cell has one variant, as results without counterfactuals do (the same rows in the same
+    groups, so the same numbers, sorted again as cell_summary sorts: by the variant key; a second
+    cell_summary cost ~1 s at 100,800 rows), else computed."""
+    if plain is not None and len(plain):
+        keys = with_hw_class(epochs)[CLASS_CELL].assign(_variant=encoded[HW_CLASS].to_numpy())
+        keys = keys.drop_duplicates()
+        if len(keys) == len(plain):
+            merged = plain.merge(keys, on=CLASS_CELL, how="left", validate="one_to_one")
+            if merged["_variant"].notna().all():
+                merged = merged.assign(**{HW_CLASS: merged.pop("_variant")})
+                return merged.sort_values(SUMMARY_ORDER, kind="stable").reset_index(drop=True)
+    return cell_summary(encoded)
+
+
+def variants(epochs: pd.DataFrame, summary: pd.DataFrame | None = None) -> Variants:
+    """The variant cells of `epochs` (stats.ok_epochs rows), see the module docstring. `summary`:
+    cell_summary(epochs), where the caller has it (the report does)."""
     columns = [*CLASS_CELL, *VARIANT, "images_per_s", "achieved_tflops", "peak_tflops", "mfu", "name"]
     if epochs.empty:
         return Variants(pd.DataFrame(columns=columns))
     encoded = _encoded(epochs)
-    summary = cell_summary(encoded)
+    summary = _variant_summary(encoded, epochs, summary)
     keys = [tuple(k) for k in summary[CLASS_CELL].itertuples(index=False, name=None)]
     steady = steady_epochs(encoded)
     samples = _by_key(steady, numeric(steady, "epoch_s"))
@@ -126,7 +151,7 @@ def variants(epochs: pd.DataFrame) -> Variants:
         mfu=[gains.get(k, nan3)[2] for k in keys],
     )
     cells = _decoded(summary)
-    cells["name"] = [cell_name(r) for _, r in cells.iterrows()]
+    cells["name"] = [cell_name(r) for r in cells.to_dict("records")]
     names = dict(zip(keys, cells["name"], strict=True))
     empty = np.array([], dtype=float)
     ordered = encoded.sort_values([*RUN, "epoch"], kind="stable")

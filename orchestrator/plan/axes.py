@@ -42,6 +42,31 @@ class Axis:
     choices: type[Enum] | None = None  # Kind.choices: the enum of its values
     shown: str | None = None  # the default in words where `default` is None (what None means)
     doc: str = ""  # the README's meaning of the option; "" = `help`
+    # how the report shows a value: its table column's header ("" = param), value -> word (compile:
+    # on -> compiled), a label's text ("batch {}") and a short one for slots and names ("bs{}"), the
+    # value labels leave out (compile off: eager, the paper's, said nowhere), and what results written
+    # before the axis existed read as (None: the axis was always recorded)
+    header: str = ""
+    words: tuple[tuple[str, str], ...] = ()
+    label: str = "{}"
+    short: str = "{}"
+    unmarked: str | None = None
+    before: str | None = None
+
+    @property
+    def column(self) -> str:
+        return self.header or self.param
+
+    def word(self, value) -> str:
+        """A value as the report's tables say it (`on` -> `compiled` for compile)."""
+        return dict(self.words).get(str(value), str(value))
+
+    def tag(self, value, short: bool = False) -> str:
+        """A value as labels ("batch 128") or, `short`, slots and names ("bs128") say it; "" for the
+        unmarked value."""
+        if self.unmarked is not None and str(value) == self.unmarked:
+            return ""
+        return (self.short if short else self.label).format(self.word(value))
 
     @property
     def option(self) -> str:
@@ -71,7 +96,8 @@ AXES: tuple[Axis, ...] = (
          "(`--resume`: the stored ones). A gpu cell asks Ray for 1 GPU; a cpu cell for CPUs only. `gpu` "
          "asked for with no GPU anywhere: refused up front (exit 2)"),
     Axis("batch_sizes", "batch_size", "batch_size", Kind.ints, "Batch size; a comma list is a grid axis.",
-         str(BATCH_SIZE), doc="images per optimizer step; a comma list is a grid axis"),
+         str(BATCH_SIZE), doc="images per optimizer step; a comma list is a grid axis", header="batch",
+         label="batch {}", short="bs{}"),
     Axis("pipelines", "pipeline", "pipeline", Kind.choices,
          "Input pipeline(s): loader (DataLoader, per-sample transforms), resident.", "loader", Pipeline,
          doc="`loader`: paper-style DataLoader, per-sample crop+flip+normalize, `--workers` processes; "
@@ -83,8 +109,13 @@ AXES: tuple[Axis, ...] = (
          doc="`on`: the training step through torch.compile (GPU: CUDA graphs, channels_last; CPU: Inductor "
          "C++), compiled before epoch 1 and timed apart as `compile_s`; full batches only "
          "(`trainables/compiled.py`). A comma list is a grid axis; the report pairs eager with eager, "
-         "compiled with compiled, and shows the gain (`reports/h200-compile`)"),
+         "compiled with compiled, and shows the gain (`reports/h200-compile`)", header="step",
+         words=(("on", "compiled"), ("off", "eager")), unmarked="off", before="off"),
 )  # fmt: skip
 
 # Spec fields that pick which trials a sweep plans (its grid), not the conditions each trial runs under.
 GRID_AXES: tuple[str, ...] = (*(a.spec_field for a in AXES), "repeats")
+
+# the axes that set a model's configuration apart (all but the model and the device): the report's
+# configuration columns, labels and figure slots
+CONFIG_AXES: tuple[Axis, ...] = tuple(a for a in AXES if a.trial_field not in ("model", "device"))

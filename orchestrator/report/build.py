@@ -52,9 +52,9 @@ _DOCS = {
 _DRAW = {  # key -> draw(model, path); the functions are looked up on their module at call time
     "speedup": lambda m, path: figures.speedup_vs_params(m.table, path, m.explained.scaling),
     "epoch_time": lambda m, path: figures.epoch_time(m.summary, path),
-    "breakdown": lambda m, path: epoch_figures.epoch_breakdown(m.epochs, path),
-    "accuracy": lambda m, path: epoch_figures.accuracy_per_epoch(m.epochs, path),
-    "throughput": lambda m, path: epoch_figures.throughput_vs_batch(m.epochs, path),
+    "breakdown": lambda m, path: epoch_figures.epoch_breakdown(m.summary, path),
+    "accuracy": lambda m, path: epoch_figures.accuracy_per_epoch(m.accuracy, path, m.chance_pct),
+    "throughput": lambda m, path: epoch_figures.throughput_vs_batch(m.summary, path),
 }
 
 

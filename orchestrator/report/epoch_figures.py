@@ -1,10 +1,12 @@
-"""Report figures drawn from the epoch rows (read_results, not the summary tables), as PNG files; style
-and bar layout come from orchestrator.report.figures.
+"""Report figures of what happens inside the epochs, as PNG files: the epoch split, accuracy per epoch and
+throughput per batch size. They draw the model's tables (analysis.stats.cell_summary's split and speed
+columns, stats.accuracy_curves) and take no median of their own; style and bar layout come from
+orchestrator.report.figures.
 
     from orchestrator.report import epoch_figures
-    epoch_figures.epoch_breakdown(epochs, Path("out/epoch_breakdown.png"))      # epochs: the epoch rows
-    epoch_figures.accuracy_per_epoch(epochs, Path("out/accuracy_per_epoch.png"))
-    epoch_figures.throughput_vs_batch(epochs, Path("out/throughput.png"))      # None: one batch size only
+    epoch_figures.epoch_breakdown(model.summary, Path("out/epoch_breakdown.png"))
+    epoch_figures.accuracy_per_epoch(model.accuracy, Path("out/accuracy_per_epoch.png"), model.chance_pct)
+    epoch_figures.throughput_vs_batch(model.summary, Path("out/throughput.png"))   # None: one batch size
 
 Each function writes one file; the caller owns the path.
 """
@@ -19,16 +21,17 @@ import matplotlib
 matplotlib.use("Agg")  # before pyplot: this module may be imported before orchestrator.report.figures
 
 import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-from orchestrator.analysis.stats import CELL, CLASS_CELL, INPUT_BOUND_SHARE, steady_epochs  # noqa: E402
+from orchestrator.analysis.stats import INPUT_BOUND_SHARE, numeric  # noqa: E402
 from orchestrator.report.figures import (  # noqa: E402
+    CONFIG_AXES,
     DEVICE_COLORS,
     FIGSIZE,
     _cut,
     cell_layout,
+    config_label,
     finite,
     focus,
     label_cells,
@@ -36,8 +39,7 @@ from orchestrator.report.figures import (  # noqa: E402
 )
 from orchestrator.report.formats import fmt_seconds  # noqa: E402
 from orchestrator.report.model import batch_sizes  # noqa: E402
-from orchestrator.results.rows import with_cell_defaults  # noqa: E402
-from trainables.config import NUM_CLASSES  # noqa: E402
+from orchestrator.results.rows import CONFIG  # noqa: E402
 
 BREAKDOWN_FIGSIZE = (8, 6.5)  # two panels: training epoch split + test pass
 # throughput line styles per hardware class of a device: [CPU styles, GPU styles], the first class's first
@@ -53,41 +55,14 @@ LINESTYLES = ["-", "--", ":", "-."]
 MARKERS = ["o", "s", "^", "D", "v", "P"]
 
 
-def _numeric(df: pd.DataFrame, col: str) -> pd.Series:
-    """Column `col` as floats; all NaN when absent (results written before the column existed)."""
-    if col not in df:
-        return pd.Series(np.nan, index=df.index, dtype=float)
-    return pd.to_numeric(df[col], errors="coerce").astype(float)
-
-
 def _note(ax: plt.Axes, text: str) -> None:
     ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", fontsize=13)
     ax.set_axis_off()
 
 
-def breakdown_table(epochs: pd.DataFrame) -> pd.DataFrame:
-    """One row per cell (stats.CLASS_CELL: hardware classes are not pooled): params, warmup_only and the
-    medians over its steady epochs (stats.steady_epochs) of epoch_s, data_s, compute_s and eval_s;
-    other_s = max(epoch_s - data_s - compute_s, 0), a missing data_s / compute_s counting as 0. The
-    stacked data + compute + other is then the median epoch time."""
-    columns = CLASS_CELL + ["params", "epoch_s", "data_s", "compute_s", "other_s", "eval_s", "warmup_only"]
-    if epochs.empty:
-        return pd.DataFrame(columns=columns)
-    steady = steady_epochs(epochs)
-    for col in ("epoch_s", "data_s", "compute_s", "eval_s"):
-        steady[col] = _numeric(steady, col)
-    medians = {col: (col, "median") for col in ("epoch_s", "data_s", "compute_s", "eval_s")}
-    out = (
-        steady.groupby(CLASS_CELL, dropna=False, sort=False)
-        .agg(params=("params", "max"), warmup_only=("warmup_only", "all"), **medians)
-        .reset_index()
-    )
-    out["other_s"] = (out["epoch_s"] - out["data_s"].fillna(0) - out["compute_s"].fillna(0)).clip(lower=0)
-    return out[columns]
-
-
-def epoch_breakdown(epochs: pd.DataFrame, path: Path) -> Path:
-    """Where a training epoch goes, per cell (breakdown_table), in two panels sharing the cell axis.
+def epoch_breakdown(summary: pd.DataFrame, path: Path) -> Path:
+    """Where a training epoch goes, per cell (cell_summary's epoch_s, data_s, compute_s, other_s, eval_s),
+    in two panels sharing the cell axis.
 
     Top: stacked bars of data wait / compute / other as a share (%) of the median epoch time, labelled
     with that time in seconds; a dashed line at INPUT_BOUND_SHARE marks the input-bound threshold (a data
@@ -97,8 +72,7 @@ def epoch_breakdown(epochs: pd.DataFrame, path: Path) -> Path:
     fig, (top, bottom) = plt.subplots(
         2, 1, figsize=BREAKDOWN_FIGSIZE, height_ratios=[3, 1.5], layout="constrained"
     )
-    data = breakdown_table(epochs)
-    data, cut = focus(data[_numeric(data, "epoch_s").gt(0).to_numpy()])
+    data, cut = focus(summary[numeric(summary, "epoch_s").gt(0).to_numpy()])
     if data.empty:
         _note(top, "no epoch times in these results")
         bottom.set_axis_off()
@@ -162,43 +136,31 @@ def epoch_breakdown(epochs: pd.DataFrame, path: Path) -> Path:
     return save(fig, path, tight=False)
 
 
-def chance_pct(epochs: pd.DataFrame) -> float | None:
-    """Accuracy by guessing, in percent, where the data sets' class count is known (synthetic and cifar10:
-    NUM_CLASSES); None for folder data, whose class count the epochs do not record."""
-    datasets = {str(d) for d in epochs.get("dataset", pd.Series(dtype=object)).dropna().unique()}
-    return 100 / NUM_CLASSES if datasets and datasets <= {"synthetic", "cifar10"} else None
-
-
-def accuracy_per_epoch(epochs: pd.DataFrame, path: Path) -> Path:
-    """Test accuracy after each epoch, one panel per model (ordered by params), CPU and GPU lines in the
-    device colours; each point is the median over repeats of that cell's test_acc at that epoch. With
-    several (batch, pipeline, precision) configs, each config gets its own line style. A dashed line
-    marks chance (chance_pct), and the y-axis runs from 0 to at least twice chance, so that a few points
-    of noise around chance do not look like a trend."""
-    acc = with_cell_defaults(epochs.assign(test_acc=_numeric(epochs, "test_acc")))
-    acc = acc[np.isfinite(acc["test_acc"].to_numpy(dtype=float))]
-    if acc.empty:
+def accuracy_per_epoch(curves: pd.DataFrame, path: Path, chance: float | None = None) -> Path:
+    """Test accuracy after each epoch (stats.accuracy_curves: the median over repeats), one panel per model
+    (ordered by params), CPU and GPU lines in the device colours; with several configurations
+    (results.CONFIG) each gets its own line style. `chance` (accuracy by guessing, %; report.model's
+    chance_pct) is marked by a dashed line, and the y-axis runs from 0 to at least twice chance, so that
+    a few points of noise around chance do not look like a trend."""
+    if curves.empty:
         fig, ax = plt.subplots(figsize=FIGSIZE)
         _note(ax, "no test accuracy in these results")
         return save(fig, path)
-    curves = acc.groupby(CELL + ["epoch"], dropna=False)["test_acc"].median().reset_index()
+    models = curves.sort_values(["params", "model"]).drop_duplicates("model")["model"].tolist()
     curves, cut = focus(curves)
-    models = acc.sort_values(["params", "model"]).drop_duplicates("model")["model"].tolist()
-    config_cols = list(CELL[2:])  # batch, pipeline, precision, compile: everything but model and device
-    configs = sorted({tuple(r) for r in curves[config_cols].itertuples(index=False)}, key=str)
+    configs = sorted({tuple(r) for r in curves[list(CONFIG)].itertuples(index=False)}, key=str)
     ncols = min(len(models), 3)
     nrows = math.ceil(len(models) / ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=FIGSIZE, sharey=True, squeeze=False)
-    chance = chance_pct(acc)
     top = max(100 * float(curves["test_acc"].max()) + 5, 2 * (chance or 10))
     for ax, model in zip(axes.flat, models, strict=False):
         mine = curves[curves["model"] == model]
         if chance is not None:
             ax.axhline(chance, color="gray", linestyle=":", linewidth=1, label=f"chance ({chance:.0f}%)")
-        for (device, *config), g in mine.groupby(list(CELL[1:]), sort=True):
+        for (device, *config), g in mine.groupby(["device", *CONFIG], sort=True):
             style = LINESTYLES[configs.index(tuple(config)) % len(LINESTYLES)]
-            label = str(device).upper() + (f" {_config_label(config)}" if len(configs) > 1 else "")
-            g = g.sort_values("epoch")
+            shown = dict(zip(CONFIG, config, strict=True))
+            label = str(device).upper() + (f" {config_label(shown)}" if len(configs) > 1 else "")
             ax.plot(
                 g["epoch"], 100 * g["test_acc"], color=DEVICE_COLORS.get(device, "gray"), linestyle=style,
                 marker="o", markersize=3, label=label,
@@ -217,46 +179,41 @@ def accuracy_per_epoch(epochs: pd.DataFrame, path: Path) -> Path:
     return save(fig, path)
 
 
-def throughput_applies(epochs: pd.DataFrame) -> bool:
+def throughput_applies(summary: pd.DataFrame) -> bool:
     """throughput_vs_batch draws only when more than one batch size was swept."""
-    return len(batch_sizes(epochs)) > 1
+    return len(batch_sizes(summary)) > 1
 
 
-def throughput_vs_batch(epochs: pd.DataFrame, path: Path) -> Path | None:
-    """Training throughput (median images_per_s of the steady epochs) against batch size, log-log: one
-    line per model (colour), device (GPU solid with filled markers, CPU dashed with hollow ones), hardware
-    class (named in the legend and drawn in CLASS_STYLES when a device has several) and pipeline/precision
-    config (marker shape).
-    None, and no file, when the results hold a single batch size (throughput_applies)."""
-    if not throughput_applies(epochs):
+def throughput_vs_batch(summary: pd.DataFrame, path: Path) -> Path | None:
+    """Training throughput (cell_summary's images_per_s: the median of the steady epochs) against batch
+    size, log-log: one line per model (colour), device (GPU solid with filled markers, CPU dashed with
+    hollow ones), hardware class (named in the legend and drawn in CLASS_STYLES when a device has several)
+    and the configuration's other axes (CONFIG_AXES but the batch size: marker shape, named in the legend
+    when there are several). None, and no file, when the results hold a single batch size."""
+    if not throughput_applies(summary):
         return None
-    steady = steady_epochs(epochs)
-    steady["images_per_s"] = _numeric(steady, "images_per_s")
-    medians = steady.groupby(CLASS_CELL, dropna=False)["images_per_s"].median().reset_index()
-    points = finite(medians, "images_per_s")
+    points = finite(summary, "images_per_s")
     fig, ax = plt.subplots(figsize=FIGSIZE)
     if points.empty:
         _note(ax, "no images/s in these results")
         return save(fig, path)
-    order = epochs.sort_values(["params", "model"]).drop_duplicates("model")["model"].tolist()
+    order = summary.sort_values(["params", "model"]).drop_duplicates("model")["model"].tolist()
     colors = plt.get_cmap("tab10")
-    configs = sorted({(r.pipeline, r.precision) for r in points.itertuples()})
+    others = [a for a in CONFIG_AXES if a != "batch_size"]  # what else sets a line apart
+    configs = sorted({tuple(r) for r in points[others].itertuples(index=False)}, key=str)
     show_class = bool((points.groupby("device")["hw_class"].nunique() > 1).any())
     classes = {dev: sorted(set(g["hw_class"])) for dev, g in points.groupby("device")}
-    for (model, device, hw_class, pipeline, precision), g in points.groupby(
-        ["model", "device", "hw_class", "pipeline", "precision"]
-    ):
+    for (model, device, hw_class, *config), g in points.groupby(["model", "device", "hw_class", *others]):
         g = g.sort_values("batch_size")
-        several = len(configs) > 1
         label = f"{model} {str(device).upper()}" + (
             f" {hw_class.split(':', 1)[-1] or 'unknown class'}" if show_class else ""
         )
-        label += f", {pipeline}, {precision}" if several else ""
+        label += f", {config_label(dict(zip(others, config, strict=True)))}" if len(configs) > 1 else ""
         color = colors(order.index(model) % 10)
         ax.plot(
             g["batch_size"], g["images_per_s"], color=color,
             linestyle=CLASS_STYLES[device == "gpu"][classes[device].index(hw_class) % 3],
-            marker=MARKERS[configs.index((pipeline, precision)) % len(MARKERS)], label=label,
+            marker=MARKERS[configs.index(tuple(config)) % len(MARKERS)], label=label,
             markerfacecolor=color if device == "gpu" else "white",
         )  # fmt: skip
     sizes = batch_sizes(points)
@@ -270,9 +227,3 @@ def throughput_vs_batch(epochs: pd.DataFrame, path: Path) -> Path | None:
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=8)
     return save(fig, path)
-
-
-def _config_label(config) -> str:
-    """`bs128 resident fp32`, plus `compiled` for a compiled cell (CELL[2:] values)."""
-    bs, pipeline, precision, compile_ = config
-    return f"bs{bs} {pipeline} {precision}" + (" compiled" if compile_ == "on" else "")

@@ -26,11 +26,17 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from orchestrator.analysis.pairing import class_label, pair_label, several_pairs  # noqa: E402
+from orchestrator.analysis.pairing import (  # noqa: E402
+    VARIANT_COLUMNS,
+    class_label,
+    pair_label,
+    several_pairs,
+    several_variants,
+)
 from orchestrator.analysis.speedups import CI_CONFIDENCE  # noqa: E402
 from orchestrator.analysis.stats import PAPER_POINTS  # noqa: E402
-from orchestrator.plan.axes import AXES  # noqa: E402
-from orchestrator.report.formats import fmt_seconds  # noqa: E402
+from orchestrator.plan.axes import CONFIG_AXES as AXES  # noqa: E402
+from orchestrator.report.formats import config_label, config_tags, fmt_seconds, variant_label  # noqa: E402
 from orchestrator.results import rows  # noqa: E402
 from orchestrator.results.rows import CONFIG  # noqa: E402
 
@@ -41,24 +47,9 @@ NO_PAIRS_NOTE = "no CPU+GPU pairs in these results"
 # configurations (results.CONFIG: batch size, pipeline, precision, ...) a figure draws at most: 40 of
 # them put 240 bars or 40 lines into one 8x5 inch figure, unreadable and ~8 s to render each
 MAX_CONFIGS = 8
-# what sets a cell's configuration apart on a figure: every grid axis (axes.AXES) but the model and the
-# device, which the figures show otherwise (x position, colour); a new axis separates lines and slots
-CONFIG_AXES = [a.trial_field for a in AXES if a.trial_field not in ("model", "device")]
-
-
-def config_label(row) -> str:
-    """A configuration as a figure shows it: "batch 128, loader, fp32" plus ", compiled" for --compile on
-    (and any later axis's value); one value per CONFIG_AXES entry that the row has."""
-    parts = []
-    for axis in CONFIG_AXES:
-        value = row.get(axis, None) if hasattr(row, "get") else getattr(row, axis, None)
-        if axis == "batch_size":
-            parts.append(f"batch {value}")
-        elif axis == "compile":
-            parts += ["compiled"] if value == "on" else []
-        elif value is not None and not (isinstance(value, float) and math.isnan(value)):
-            parts.append(str(value))
-    return ", ".join(parts)
+# what sets a cell's configuration apart on a figure: every grid axis (axes.CONFIG_AXES: all but the model
+# and the device, which the figures show otherwise: x position, colour); a new axis separates lines and slots
+CONFIG_AXES = [a.trial_field for a in AXES]
 
 
 def focus(data: pd.DataFrame, limit: int = MAX_CONFIGS) -> tuple[pd.DataFrame, str]:
@@ -128,11 +119,14 @@ def speedup_vs_params(table: pd.DataFrame, path: Path, scaling: pd.DataFrame | N
     ci_drawn = False
     hw = ["cpu_class", "gpu_class"] if {"cpu_class", "gpu_class"} <= set(paired.columns) else []
     several = several_pairs(paired)  # of the lines drawn (focus may cut some), not model.several_pairs
+    fed = several_variants(paired)  # a configuration fed several ways: a line per variant, named
+    hw += VARIANT_COLUMNS if fed else []
     groups = paired.groupby(CONFIG_AXES + hw, sort=True)
     for key, g in groups:
         label = f"ours: {config_label(dict(zip(CONFIG_AXES, key, strict=False)))}" + (
-            f"; {pair_label(*key[len(CONFIG_AXES) :])}" if several else ""
+            f"; {pair_label(*key[len(CONFIG_AXES) : len(CONFIG_AXES) + 2])}" if several else ""
         )
+        label += f" ({variant_label(next(g.itertuples()))})" if fed else ""
         g = g.sort_values("params")
         (line,) = ax.plot(g["params"], g["speedup"], marker="o", label=label)
         if {"speedup_low", "speedup_high"} <= set(g.columns):
@@ -170,7 +164,7 @@ def speedup_vs_params(table: pd.DataFrame, path: Path, scaling: pd.DataFrame | N
                 zorder=4,
             )
         ys.extend(g["speedup"])
-    ys.extend(_fitted_lines(ax, scaling))
+    ys.extend(_fitted_lines(ax, scaling, {key for key, _ in groups}, CONFIG_AXES + hw))
     px = [p[2] for p in PAPER_POINTS]
     py = [p[3] for p in PAPER_POINTS]
     ax.scatter(px, py, marker="*", s=160, color="black", zorder=5, label="paper (CIFAR-10, 10 epochs)")
@@ -212,14 +206,16 @@ def speedup_vs_params(table: pd.DataFrame, path: Path, scaling: pd.DataFrame | N
     return save(fig, path)
 
 
-def _fitted_lines(ax: plt.Axes, scaling: pd.DataFrame | None) -> list[float]:
-    """Each fitted power law of `scaling` dashed (speedup = e^a * params^b over its models' range) with
-    its band shaded; returns the y values drawn (for the axis limits)."""
+def _fitted_lines(ax: plt.Axes, scaling: pd.DataFrame | None, shown: set, keys: list[str]) -> list[float]:
+    """Each fitted power law of `scaling` whose configuration (its `keys` values) is among the lines
+    `shown`, dashed (speedup = e^a * params^b over its models' range) with its band shaded; returns the y
+    values drawn (for the axis limits). Fits of configurations focus() left out are not drawn either:
+    40 of them made a legend taller than the figure (~4 s to lay out at 100,800 rows)."""
     ys: list[float] = []
     if scaling is None or scaling.empty:
         return ys
     for r in scaling.itertuples():
-        if r.band is None:
+        if r.band is None or tuple(getattr(r, k) for k in keys) not in shown:
             continue
         xs, low, high = r.band
         fitted = np.exp(r.intercept) * xs**r.exponent
@@ -277,8 +273,7 @@ def cell_layout(data: pd.DataFrame) -> CellLayout:
             if show_class:
                 label += "\n" + _wrap(class_label(cell["hw_class"]).split(":", 1)[-1])
             if show_config:
-                label += f"\nbs{cell['batch_size']}\n{cell['pipeline']}\n{cell['precision']}"
-                label += "\ncompiled" if cell["compile"] == "on" else ""
+                label += "".join(f"\n{tag}" for tag in config_tags(cell, short=True))
             labels.append(label)
             x += 1.0
         centers.append((start + x - 1.0) / 2)

@@ -116,6 +116,13 @@ HOW_TO_READ_CLASSES = """\
   each with its own interval and flags, also shown as a matrix under "Speedup by hardware class" when a
   configuration has more than one class on a side.
 """
+# appended to HOW_TO_READ when a configuration's side was fed several ways (several_variants)
+HOW_TO_READ_VARIANTS = """\
+- **CPU fed by / GPU fed by** = the DataLoader workers and the CPUs a side's trials ran with
+  (`--workers`, `--cpus-per-trial`, `--gpu-cpus`): trials that differ in them are never pooled, so a
+  configuration measured with several gets one row (and one speedup) per CPU and GPU pair of them, as
+  The answer names its cells.
+"""
 
 
 # HOW_TO_READ's bullets about a GPU side or a speedup (by their first words): not in a CPU-only report
@@ -123,9 +130,11 @@ _GPU_BULLETS = ("**speedup**", "**[low–high]**", "**input-bound**", "**GPU J/e
 
 
 def how_to_read(model: ReportModel) -> str:
-    """HOW_TO_READ (and HOW_TO_READ_CLASSES where the results name classes); for CPU-only results
-    without the bullets on what only a GPU side or a speedup has."""
+    """HOW_TO_READ (and HOW_TO_READ_CLASSES where the results name classes, HOW_TO_READ_VARIANTS where
+    a side was fed several ways); for CPU-only results without the bullets on what only a GPU side or a
+    speedup has."""
     text = HOW_TO_READ + (HOW_TO_READ_CLASSES if model.has_classes else "")
+    text += HOW_TO_READ_VARIANTS if model.several_variants else ""
     if not model.cpu_only:
         return text
     head, *bullets = text.split("\n- ")

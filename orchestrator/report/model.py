@@ -6,9 +6,9 @@
 
 build_model reads the sweeps and computes the tables of orchestrator.analysis once; the renderers
 (markdown, terminal, json, figures) read them from the model, and the facts several of them need
-(several_pairs, has_classes, ...) are fields, not recomputed per section. The epoch figures alone still
-take medians of their own, from model.epochs, for what no table holds (per-epoch accuracy, the epoch
-split, throughput per batch size). ReportModel.of_table makes a model of a speedup table alone.
+(several_pairs, has_classes, ...) are fields, not recomputed per section. No renderer takes a median or
+groups the epoch rows: the figures draw summary (the epoch split and images/s are its columns too),
+table and accuracy. ReportModel.of_table makes a model of a speedup table alone.
 """
 
 from __future__ import annotations
@@ -19,15 +19,18 @@ from pathlib import Path
 import pandas as pd
 
 from orchestrator.analysis import compile_gain, efficiency, pairing, parity
-from orchestrator.analysis.explained import Explained, explain
+from orchestrator.analysis.explained import Explained, explain_variants
 from orchestrator.analysis.fidelity import read_fidelity
-from orchestrator.analysis.speedups import speedup_table
-from orchestrator.analysis.stats import cell_summary, ok_epochs
+from orchestrator.analysis.speedups import pair_speedups
+from orchestrator.analysis.stats import accuracy_curves, cell_summary, epochs_on_disk, ok_epochs
+from orchestrator.analysis.variants import variants
+from orchestrator.plan.axes import CONFIG_AXES
 from orchestrator.plan.hints import resume_command
 from orchestrator.results.files import ResultsError
 from orchestrator.results.reader import read_many
 from orchestrator.results.rows import CELL, CONFIG, EPOCH_SCHEMA, HW_CLASS, RUN, with_cell_defaults
 from orchestrator.results.sweepstate import Pooling, pooling, unfinished_trials
+from trainables.config import NUM_CLASSES
 
 
 def has_classes(table: pd.DataFrame) -> bool:
@@ -36,14 +39,28 @@ def has_classes(table: pd.DataFrame) -> bool:
     return any(table[c].fillna("").astype(str).ne("").any() for c in cols)
 
 
-def has_compiled(table: pd.DataFrame) -> bool:
-    """Whether any row of a speedup_table is a compiled cell (--compile on)."""
-    return bool("compile" in table and table["compile"].eq("on").any())
+def unmarked_axes(table: pd.DataFrame) -> frozenset[str]:
+    """The axes (trial fields of axes.CONFIG_AXES with an unmarked value) every row of `table` holds at that
+    value, e.g. compile where all are eager: the report leaves their column out."""
+    table = with_cell_defaults(table) if len(table) else table
+    return frozenset(
+        a.trial_field
+        for a in CONFIG_AXES
+        if a.unmarked is not None
+        and (a.trial_field not in table or table[a.trial_field].astype(str).eq(a.unmarked).all())
+    )
 
 
 def batch_sizes(epochs: pd.DataFrame) -> list:
     """The distinct batch sizes of the epoch rows, ascending."""
     return sorted({int(b) for b in epochs.get("batch_size", pd.Series(dtype=float)).dropna()})
+
+
+def chance_pct(epochs: pd.DataFrame) -> float | None:
+    """Accuracy by guessing, in percent, where the data sets' class count is known (synthetic and cifar10:
+    NUM_CLASSES); None for folder data, whose class count the epochs do not record."""
+    datasets = {str(d) for d in epochs.get("dataset", pd.Series(dtype=object)).dropna().unique()}
+    return 100 / NUM_CLASSES if datasets and datasets <= {"synthetic", "cifar10"} else None
 
 
 def several_configs(table: pd.DataFrame) -> bool:
@@ -55,8 +72,9 @@ def several_configs(table: pd.DataFrame) -> bool:
 class ReportModel:
     """The report's content. The DataFrames are not copied: renderers read them and never write them."""
 
-    table: pd.DataFrame  # analysis.speedups.speedup_table: one row per configuration and hardware pair
+    table: pd.DataFrame  # analysis.speedups.pair_speedups: one row per configuration and pair of cells
     summary: pd.DataFrame = field(default_factory=pd.DataFrame)  # analysis.stats.cell_summary
+    accuracy: pd.DataFrame = field(default_factory=pd.DataFrame)  # analysis.stats.accuracy_curves
     epochs: pd.DataFrame = field(default_factory=pd.DataFrame)  # ok_epochs: what every number comes from
     trials: pd.DataFrame = field(default_factory=pd.DataFrame)  # every attempt, one row each
     parity: pd.DataFrame = field(default_factory=pd.DataFrame)  # analysis.parity.parity_table
@@ -65,16 +83,20 @@ class ReportModel:
     explained: Explained = field(default_factory=Explained)  # analysis.explained: the answer, explained
     fidelity: tuple[tuple[Path, list[dict]], ...] = ()  # analysis.fidelity.read_fidelity
     unfinished: tuple[tuple[Path, str], ...] = ()  # (results dir, trial id) planned without a result
+    # (sweep, trial) of an unfinished trial -> (epochs on disk over all its attempts, epochs planned)
+    cut: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
     sweeps: tuple[str, ...] = ()
     results_dirs: tuple[Path, ...] = ()
     n_runs: int = 0  # completed (sweep, trial, attempt) the epochs come from
     pooled: Pooling | None = None  # results.pooling: what was pooled across differing conditions
     batch_sizes: tuple[int, ...] = ()  # the epochs' distinct batch sizes, ascending
+    chance_pct: float | None = None  # accuracy by guessing, % (chance_pct); None: class count unknown
     # facts of the speedup table that several renderers need
     several_pairs: bool = False  # it compares 2+ (CPU class, GPU class) pairs: names carry the pair
     several_classes: bool = False  # a configuration has a class matrix larger than 1 x 1
+    several_variants: bool = False  # a configuration's side was fed 2+ ways: rows name workers and CPUs
     has_classes: bool = False  # some row names a hardware class: the class columns are shown
-    has_compiled: bool = False  # some row is a compiled cell: the step column is shown
+    unmarked_axes: frozenset[str] = frozenset()  # axes whose column is left out (unmarked_axes)
     several_configs: bool = False  # 2+ configurations: cell names carry batch, pipeline, precision
     cpu_only: bool = False  # no row has a GPU side: no speedup, and GPU-only parts do not apply
     # the devices whose efficiency rows span 2+ hardware classes: those rows name their class
@@ -94,8 +116,9 @@ def _facts(table: pd.DataFrame) -> dict:
     return dict(
         several_pairs=pairing.several_pairs(table),
         several_classes=pairing.several_classes(table),
+        several_variants=pairing.several_variants(table),
         has_classes=has_classes(table),
-        has_compiled=has_compiled(table),
+        unmarked_axes=unmarked_axes(table),
         several_configs=several_configs(table),
         cpu_only=bool(len(table)) and "gpu_n" in table and not (table["gpu_n"] > 0).any(),
     )
@@ -177,33 +200,36 @@ def build_model(
     epochs, trials = _read_all(results_dirs, every_epoch_column)
     pooled = pooling(results_dirs, allow=pool)  # refuses differing conditions unless allowed
     cut_epochs = len(epochs)  # epochs on disk, finished trial or not
+    dirs = [Path(d) for d in results_dirs]
+    unfinished = tuple((d, t) for d in dirs for t in unfinished_trials(d, trials, dirs))
+    cut = epochs_on_disk(epochs, trials, [(d.name, t) for d, t in unfinished])
     epochs = ok_epochs(epochs, trials)
     if epochs.empty:
         raise _nothing_to_report(results_dirs, trials, cut_epochs)
     fidelity = read_fidelity(results_dirs)  # a malformed file fails here, before anything is written
     summary = cell_summary(epochs)
-    table = speedup_table(epochs, summary)
+    cells = variants(epochs, summary)  # the Results table and the explained answer pair the same cells
+    table = pair_speedups(cells)
     gains = efficiency.efficiency_table(epochs)
     by_device = gains.groupby("device")["hw_class"].nunique()
     return ReportModel.of_table(
         table,
         summary=summary,
+        accuracy=accuracy_curves(epochs),
         epochs=epochs,
         trials=trials,
         parity=parity.parity_table(epochs),
         efficiency=gains,
         compile_gain=compile_gain.compile_gain_table(epochs, trials),
-        explained=explain(epochs, target_acc),
+        explained=explain_variants(cells, target_acc),
         fidelity=tuple(fidelity),
-        unfinished=tuple(
-            (Path(d), t)
-            for d in results_dirs
-            for t in unfinished_trials(Path(d), trials, map(Path, results_dirs))
-        ),
+        unfinished=unfinished,
+        cut=cut,
         sweeps=tuple(sorted({str(s) for s in _all_sweeps(epochs, trials)})),
         results_dirs=tuple(Path(d) for d in results_dirs),
         n_runs=epochs[list(RUN)].drop_duplicates().shape[0],
         pooled=pooled,
         batch_sizes=tuple(batch_sizes(epochs)),
+        chance_pct=chance_pct(epochs),
         efficiency_classes=frozenset(by_device[by_device > 1].index),
     )

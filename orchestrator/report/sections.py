@@ -21,17 +21,22 @@ from orchestrator.analysis.pairing import class_label, pair_label, speedup_matri
 from orchestrator.analysis.parity import EQUIVALENCE_MARGIN_PP, MIN_REPEATS, PARITY_CONFIDENCE, TOST_ALPHA
 from orchestrator.analysis.speedups import CI_CONFIDENCE
 from orchestrator.analysis.stats import PAPER_POINTS
+from orchestrator.plan.axes import CONFIG_AXES, Axis
 from orchestrator.plan.hints import resume_command
 from orchestrator.report.formats import (
     DASH,
+    axis_value,
+    config_label,
     fmt_params,
     fmt_pct,
     fmt_seconds,
     fmt_speedup,
     fmt_speedup_ci,
     is_missing,
+    variant_label,
 )
 from orchestrator.report.model import ENVIRONMENT, ReportModel
+from orchestrator.results.rows import CONFIG
 
 
 def md_table(header: list[str], rows: list[list[str]]) -> str:
@@ -56,7 +61,7 @@ def class_matrix_section(model: ReportModel) -> str:
         f"{CI_CONFIDENCE:.0%} bootstrap interval; {DASH} where that pair was not measured on both "
         "devices. Configurations measured on one device only are listed under Results.\n"
     ]
-    for (name, batch, pipeline, precision, compile_), gpus, cpus, at in speedup_matrices(model.table):
+    for (name, *config), gpus, cpus, at in speedup_matrices(model.table):
 
         def entry(gpu: str, cpu: str, at=at) -> str:
             r = at.get((gpu, cpu))
@@ -64,15 +69,27 @@ def class_matrix_section(model: ReportModel) -> str:
 
         rows = [[class_label(gpu)] + [entry(gpu, cpu) for cpu in cpus] for gpu in gpus]
         header = ["GPU class / CPU class"] + [class_label(cpu) for cpu in cpus]
-        step = ", compiled" if compile_ == "on" else ""
-        title = f"### {name} (batch {batch}, {pipeline}, {precision}{step})"
+        title = f"### {name} ({config_label(dict(zip(CONFIG, config, strict=True)))})"
+        title += f" ({variant_label(next(iter(at.values())))})" if model.several_variants and at else ""
         parts.append(f"{title}\n\n{md_table(header, rows)}\n")
     return "\n".join(parts)
 
 
-def _hw(r, several: bool) -> str:
-    """ "; gpu:H200 vs cpu:EPYC-7763-64c" for a table row when the table compares several hardware pairs."""
-    return f"; {pair_label(r.cpu_class, r.gpu_class)}" if several else ""
+def _shown_axes(model: ReportModel) -> list[Axis]:
+    """The configuration axes a section's table shows: all but those every row holds unmarked (eager)."""
+    return [a for a in CONFIG_AXES if a.trial_field not in model.unmarked_axes]
+
+
+def _config_cells(r, axes: list[Axis]) -> list[str]:
+    return [a.word(axis_value(r, a)) for a in axes]
+
+
+def _hw(r, several: bool, fed: bool = False) -> str:
+    """ "; gpu:H200 vs cpu:EPYC-7763-64c" for a table row when the table compares several hardware pairs,
+    and "; CPU 2 workers, 16 CPUs; GPU 8 workers, 9 CPUs" when a configuration was fed several ways."""
+    return (f"; {pair_label(r.cpu_class, r.gpu_class)}" if several else "") + (
+        f"; {variant_label(r)}" if fed else ""
+    )
 
 
 def paper_section(model: ReportModel) -> str:
@@ -81,7 +98,7 @@ def paper_section(model: ReportModel) -> str:
     for name, _label, params, _value, stated in PAPER_POINTS:
         mine = table[table["model"] == name]
         ours = [
-            f"{fmt_speedup(r.speedup)} (batch {r.batch_size}, {r.pipeline}, {r.precision}{_hw(r, several)}; "
+            f"{fmt_speedup(r.speedup)} ({config_label(r)}{_hw(r, several, model.several_variants)}; "
             + (
                 f"CPU {fmt_seconds(r.cpu_epoch_s)} s, GPU {fmt_seconds(r.gpu_epoch_s)} s)"
                 if r.cpu_n and r.gpu_n
@@ -113,14 +130,15 @@ def _parity_sides(r) -> list[tuple[float, bool]]:
 
 def parity_section(model: ReportModel) -> str:
     """Final test accuracy CPU vs GPU per configuration: model.parity (analysis.parity.parity_table)."""
-    header = ["model", "batch", "pipeline", "precision", "CPU acc", "GPU acc", "diff pp"]
+    axes = _shown_axes(model)
+    header = ["model", *(a.column for a in axes), "CPU acc", "GPU acc", "diff pp"]
     header += [f"{PARITY_CONFIDENCE:.0%} CI pp", "verdict", "n CPU/GPU"]
     rows = []
     for r in model.parity.itertuples():
         apart = r.cpu_capped != r.gpu_capped  # a capped side's accuracy is not the device's: no diff
         accs = [f"{_pp(a, False)}%" + (" (capped)" if c else "") for a, c in _parity_sides(r)]
         rows.append(
-            [r.model, str(r.batch_size), r.pipeline, r.precision, *accs]
+            [r.model, *_config_cells(r, axes), *accs]
             + [DASH if apart else _pp(r.diff_pp)]
             + [DASH if apart or is_missing(r.ci_low_pp) else f"[{_pp(r.ci_low_pp)}, {_pp(r.ci_high_pp)}]"]
             + [r.verdict, f"{r.cpu_n}/{r.gpu_n}"]
@@ -148,11 +166,12 @@ def parity_section(model: ReportModel) -> str:
 
 def efficiency_section(model: ReportModel) -> str:
     """Achieved TFLOP/s and MFU per cell and device name: model.efficiency (analysis.efficiency)."""
-    header = ["model", "batch", "pipeline", "precision", "device", "device name", "GFLOP/train image"]
+    axes = _shown_axes(model)
+    header = ["model", *(a.column for a in axes), "device", "device name", "GFLOP/train image"]
     header += ["images/s", "achieved TFLOP/s", "peak TFLOP/s", "MFU"]
     several = model.efficiency_classes  # their rows show the class
     rows = [
-        [r.model, str(r.batch_size), r.pipeline, r.precision, r.device.upper()]
+        [r.model, *_config_cells(r, axes), r.device.upper()]
         + [_device_name(r, several), fmt_seconds(r.gflop_per_image)]
         + [fmt_seconds(r.images_per_s), fmt_seconds(r.achieved_tflops)]
         + [DASH if is_missing(r.peak_tflops) else f"{r.peak_tflops:g} ({PEAK_COLUMN[r.precision].upper()})"]
@@ -215,24 +234,20 @@ def fidelity_section(model: ReportModel) -> str:
     )
 
 
-def _cut_short(trials: pd.DataFrame | None, sweep: str, trial: str) -> str:
-    """` (k of N epochs on disk)` for a planned trial whose attempts were cut after k epochs, else ""."""
-    if trials is None or trials.empty or "epochs_done" not in trials:
-        return ""
-    rows = trials[(trials["sweep"] == sweep) & (trials["trial"] == trial)]
-    done = rows["epochs_done"].max() if not rows.empty else 0
-    if is_missing(done) or done <= 0:
-        return ""
-    return f" ({int(done)} of {int(rows['epochs_planned'].max())} epochs on disk, in no statistic)"
+def _cut_short(model: ReportModel, sweep: str, trial: str) -> str:
+    """` (k of N epochs on disk)` for a planned trial whose attempts were cut after k epochs (model.cut:
+    over all its attempts), else ""."""
+    done, planned = model.cut.get((sweep, trial), (0, 0))
+    return f" ({done} of {planned} epochs on disk, in no statistic)" if done > 0 else ""
 
 
 def notes_section(model: ReportModel) -> str:
     """Flags per cell, one-sided cells, pooled hosts, and planned trials without a result
-    (model.unfinished), with the epochs a cut one left (from model.trials)."""
+    (model.unfinished), with the epochs a cut one left (model.cut)."""
     notes = []
-    several, unfinished, trials = model.several_pairs, model.unfinished, model.trials
+    several, unfinished = model.several_pairs, model.unfinished
     for r in model.table.itertuples():
-        name = f"{r.model} (batch {r.batch_size}, {r.pipeline}, {r.precision}{_hw(r, several)})"
+        name = f"{r.model} ({config_label(r)}{_hw(r, several)})"
         if r.flags:
             notes.append(f"- {name}: {r.flags}")
         for dev, other in (("cpu", "gpu"), ("gpu", "cpu")):
@@ -245,7 +260,7 @@ def notes_section(model: ReportModel) -> str:
         notes.append(
             f"- {len(ids)} trial(s) planned in {d.name}/spec.json have no completed attempt in these results "
             f"(the sweep stopped early, or they failed): "
-            f"{', '.join(f'`{t}`' + _cut_short(trials, d.name, t) for t in ids)}; "
+            f"{', '.join(f'`{t}`' + _cut_short(model, d.name, t) for t in ids)}; "
             f"`{resume_command(d)}` completes them, continuing each cut trial from its last epoch "
             "checkpoint"
         )
@@ -308,11 +323,12 @@ def failures_section(model: ReportModel) -> str:
 
 def compile_gain_section(model: ReportModel) -> str:
     """Eager against compiled, per cell measured both ways: model.compile_gain (analysis.compile_gain)."""
-    header = ["model", "device", "batch", "pipeline", "precision", "eager img/s", "compiled img/s", "gain"]
+    axes = [a for a in CONFIG_AXES if a.trial_field != "compile"]  # eager and compiled: its two sides
+    header = ["model", "device", *(a.column for a in axes), "eager img/s", "compiled img/s", "gain"]
     header += ["compile s", "pays off after"]
     rows = [
         [r.model, r.device.upper() + (f" ({class_label(r.hw_class)})" if r.hw_class else ""),
-         str(r.batch_size), r.pipeline, r.precision, fmt_seconds(r.eager_ips), fmt_seconds(r.compiled_ips),
+         *_config_cells(r, axes), fmt_seconds(r.eager_ips), fmt_seconds(r.compiled_ips),
          f"{r.gain:.2f}x", fmt_seconds(r.compile_s),
          "never" if is_missing(r.payoff_epochs) else f"{r.payoff_epochs:.1f} epochs"]
         for r in model.compile_gain.itertuples()

@@ -18,7 +18,9 @@ Top-level keys, each a list of rows (missing numbers are null, never NaN):
                       reached, converged_alike
     missing_cells     analysis.study.missing_cells: the explained study's cells not measured
     target_acc        the --target-acc given, or null (each pair's default)
-    cells             the speedup table: what `--json` printed before summary.json (json.table_json)
+    cells             the speedup table: what `--json` printed before summary.json (json.table_json: one
+                      row per configuration and pair of variant cells, with each side's workers and
+                      CPUs where a configuration was fed several ways)
 """
 
 from __future__ import annotations

@@ -14,8 +14,11 @@ from __future__ import annotations
 
 from orchestrator.analysis.pairing import class_label
 from orchestrator.analysis.speedups import accuracy_comparable
+from orchestrator.plan.axes import CONFIG_AXES, Axis
 from orchestrator.report.formats import (
     DASH,
+    axis_value,
+    fed,
     fmt_params,
     fmt_pct,
     fmt_seconds,
@@ -46,16 +49,21 @@ def _epoch(r, side: str, other: str) -> str:
     return fmt_seconds_ci(x, low, high)
 
 
+def _axis(axis: Axis):
+    return lambda r: axis.word(axis_value(r, axis))
+
+
+# the configuration's columns: one per axis (axes.CONFIG_AXES; "batch", "pipeline", "precision", "step")
+CONFIG_COLUMNS = {a.column: _axis(a) for a in CONFIG_AXES}
 # Every column a results table can show: header -> how one speedup-table row renders in it.
 _COLUMNS = {
     "model": lambda r: r.model,
     "params": lambda r: fmt_params(r.params),
-    "batch": lambda r: str(r.batch_size),
-    "pipeline": lambda r: r.pipeline,
-    "precision": lambda r: r.precision,
-    "step": lambda r: "compiled" if getattr(r, "compile", "off") == "on" else "eager",
+    **CONFIG_COLUMNS,
     "CPU class": lambda r: class_label(r.cpu_class) if r.cpu_n else DASH,
     "GPU class": lambda r: class_label(r.gpu_class) if r.gpu_n else DASH,
+    "CPU fed by": lambda r: fed(r, "cpu"),
+    "GPU fed by": lambda r: fed(r, "gpu"),
     "CPU epoch s": lambda r: _epoch(r, "cpu", "gpu"),
     "GPU epoch s": lambda r: _epoch(r, "gpu", "cpu"),
     "speedup": lambda r: fmt_speedup_ci(r.speedup, r.speedup_low, r.speedup_high),
@@ -69,8 +77,9 @@ _COLUMNS = {
     "n CPU/GPU": lambda r: f"{r.cpu_n}/{r.gpu_n}",
     "flags": lambda r: r.flags or "",
 }
-_KEY = ["model", "batch", "pipeline", "precision", "step", "CPU class", "GPU class"]  # names a Details row
-HEADLINE = ["model", "params", "batch", "pipeline", "precision", "step", "CPU class", "GPU class"]
+VARIANT = ["CPU fed by", "GPU fed by"]  # the workers and CPUs of each side's cell (variants.fed_label)
+_KEY = ["model", *CONFIG_COLUMNS, "CPU class", "GPU class", *VARIANT]  # names a Details row
+HEADLINE = ["model", "params", *CONFIG_COLUMNS, "CPU class", "GPU class", *VARIANT]
 HEADLINE += ["CPU epoch s"]
 HEADLINE += ["GPU epoch s", "speedup", "CPU acc", "GPU acc"]
 DETAILS = _KEY + [c for c in _COLUMNS if c not in HEADLINE]
@@ -81,11 +90,13 @@ GPU_COLUMNS = {c for c in _COLUMNS if "GPU" in c or "speedup" in c}
 
 
 def columns(model: ReportModel, names: list[str]) -> list[str]:
-    """`names` without "CPU class" / "GPU class" unless the table names a class (has_classes), without
-    "step" unless it holds a compiled cell (eager alone is the paper's setting, said nowhere), and
-    without GPU_COLUMNS when no row has a GPU side (cpu_only)."""
+    """`names` without "CPU class" / "GPU class" unless the table names a class (has_classes), without an
+    axis's column (e.g. "step") where every row has its unmarked value (eager alone is the paper's
+    setting, said nowhere: model.unmarked_axes), and without GPU_COLUMNS when no row has a GPU side
+    (cpu_only), and without VARIANT unless a configuration was fed several ways (several_variants)."""
     drop = set() if model.has_classes else {"CPU class", "GPU class"}
-    drop |= set() if model.has_compiled else {"step"}
+    drop |= set() if model.several_variants else set(VARIANT)
+    drop |= {a.column for a in CONFIG_AXES if a.trial_field in model.unmarked_axes}
     drop |= GPU_COLUMNS if model.cpu_only else set()
     return [c for c in names if c not in drop]
 

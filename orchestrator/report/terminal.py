@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from orchestrator.analysis.pairing import pair_label
 from orchestrator.report.answer import terminal_lines
+from orchestrator.report.formats import config_tags, variant_label
 from orchestrator.report.model import ReportModel
 from orchestrator.report.narrative import CPU_ONLY
 from orchestrator.report.tables import HEADLINE, columns, rows
@@ -34,8 +35,9 @@ def render(model: ReportModel) -> str:
     text = _aligned([SHORT.get(c, c) for c in shown], rows(model, shown), left=1)
     several = model.several_pairs
     flagged = [
-        f"  {r.model} bs{r.batch_size} {r.pipeline} {r.precision}"
+        f"  {' '.join([str(r.model), *config_tags(r, short=True)])}"
         + (f" ({pair_label(r.cpu_class, r.gpu_class)})" if several else "")
+        + (f" ({variant_label(r)})" if model.several_variants else "")
         + f": {r.flags}"
         for r in model.table.itertuples()
         if r.flags

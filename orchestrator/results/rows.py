@@ -12,6 +12,8 @@ import functools
 import pandas as pd
 import pyarrow as pa
 
+from orchestrator.plan.axes import AXES
+
 META_VERSION = b"benchctl.schema_version"
 META_KIND = b"benchctl.kind"
 
@@ -132,13 +134,13 @@ TRIAL_SCHEMA = pa.schema(
 SCHEMAS = {"epochs": EPOCH_SCHEMA, "trials": TRIAL_SCHEMA}
 
 
-# The cell key: the settings that make one cell (repeats of a cell are pooled), in display order. The one
-# definition stats, pairing, tables and figures read; a new axis is one entry here (with the value that
-# results written before it existed read as, in CELL_DEFAULTS) and one in planned_trials' token map.
-CELL = ("model", "device", "batch_size", "pipeline", "precision", "compile")
+# The cell key: the settings that make one cell (repeats of a cell are pooled), in display order: the
+# grid axes' trial fields (plan.axes.AXES), the one definition stats, pairing, tables and figures read.
+CELL = tuple(a.trial_field for a in AXES)  # model, device, batch_size, pipeline, precision, compile
 HW_CLASS = "hw_class"  # e.g. "gpu:H200"; never pooled either, but a property of the node, not the grid
-# value a cell-key column reads as where a file predates it or left it null (schema-1 results: no class)
-CELL_DEFAULTS = {HW_CLASS: "", "compile": "off"}  # compile: schema 6; eager before
+# value a cell-key column reads as where a file predates it or left it null (schema-1 results: no class;
+# an axis added later: its Axis.before, e.g. compile "off", schema 6, eager before)
+CELL_DEFAULTS = {HW_CLASS: "", **{a.trial_field: a.before for a in AXES if a.before is not None}}
 PAIR = tuple(c for c in CELL if c != "device")  # what a CPU and a GPU cell must share to be compared
 CONFIG = tuple(c for c in PAIR if c != "model")  # a model's configuration: batch size, pipeline, ...
 RUN = ("sweep", "trial", "attempt")  # one training run (a repeat of a cell)

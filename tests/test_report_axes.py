@@ -1,0 +1,44 @@
+"""The report's configuration comes from plan.axes.AXES: its columns, labels, names and figure slots."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from orchestrator.plan.axes import AXES, CONFIG_AXES
+from orchestrator.report import figures, tables
+from orchestrator.report.formats import config_label, config_name, config_tags
+from orchestrator.report.model import ReportModel
+from orchestrator.results.rows import CELL, CELL_DEFAULTS, CONFIG
+
+
+def test_the_cell_key_and_the_configuration_are_the_axes():
+    assert CELL == tuple(a.trial_field for a in AXES)
+    assert CONFIG == tuple(a.trial_field for a in CONFIG_AXES) == tuple(figures.CONFIG_AXES)
+    assert CELL_DEFAULTS["compile"] == "off"  # results from before the compile axis read as eager
+
+
+def test_every_axis_has_a_column_in_both_results_tables():
+    columns = [a.column for a in CONFIG_AXES]
+    assert columns == ["batch", "pipeline", "precision", "step"]
+    assert all(c in tables.HEADLINE and c in tables.DETAILS for c in columns)
+
+
+def test_labels_and_names_say_each_axis_and_leave_the_unmarked_value_out():
+    eager = dict(model="resnet18", batch_size=128, pipeline="loader", precision="fp32", compile="off")
+    compiled = dict(eager, compile="on")
+    assert config_label(eager) == "batch 128, loader, fp32"
+    assert config_label(compiled) == "batch 128, loader, fp32, compiled"
+    assert config_tags(compiled, short=True) == ["bs128", "loader", "fp32", "compiled"]
+    assert config_name(eager) == "resnet18/bs128/loader/fp32"
+    assert config_label(pd.Series({k: v for k, v in eager.items() if k != "compile"})) == config_label(eager)
+    # a label of the axes a line holds (throughput: the batch size is the x axis) names no others
+    assert config_label(dict(pipeline="resident", precision="amp", compile="on")) == "resident, amp, compiled"
+
+
+def test_an_all_eager_table_leaves_the_step_column_out():
+    row = dict(model="m", params=1, batch_size=128, pipeline="loader", precision="fp32", compile="off")
+    eager = ReportModel.of_table(pd.DataFrame([row]))
+    mixed = ReportModel.of_table(pd.DataFrame([row, dict(row, compile="on")]))
+    assert "step" not in tables.columns(eager, tables.HEADLINE)
+    assert "step" in tables.columns(mixed, tables.HEADLINE)
+    assert tables.rows(mixed, ["model", "step"]) == [["m", "eager"], ["m", "compiled"]]
