@@ -70,6 +70,11 @@ def same_conditions(a: dict, b: dict) -> bool:
     return not condition_differences(a, b)
 
 
+# Conditions recorded on every row (data_workers, cpus_allotted) whose trials the analysis keeps in
+# separate cells (analysis/variants.py), so pooling them mixes nothing.
+TOLD_APART = ("workers", "gpu_cpus")
+
+
 @dataclass(frozen=True)
 class Pooling:
     """How the conditions of several results directories compare (`pooling`)."""
@@ -92,9 +97,14 @@ class Pooling:
         given) those whose conditions could not be compared; empty when neither applies."""
         parts = []
         if self.differing:
+            apart = [k for k in self.differing if k in TOLD_APART]
+            mixing = [k for k in self.differing if k not in TOLD_APART]
+            said = " and ".join(f"{quote}{k}{quote}" for k in apart)
             parts.append(
-                f"Pooled across different conditions (--pool): {self.describe(quote)}. Cells mix trials "
-                "run under these settings."
+                f"Pooled across different conditions (--pool): {self.describe(quote)}."
+                + (" Cells mix trials run under these settings." if not apart else "")
+                + (f" Cells mix trials run under different {', '.join(mixing)}." if apart and mixing else "")
+                + (f" Trials of different {said} are told apart, each cell by what fed it." if apart else "")
             )
         if self.unknown and several:
             names = ", ".join(f"{quote}{d}{quote}" for d in self.unknown)
