@@ -70,7 +70,7 @@ _KINDS = {"int_parsing": "an integer", "float_parsing": "a number", "int_from_fl
 
 def _not_a_number(exc: UsageError) -> str | None:
     """Typer's "Invalid value for '--epochs': Input should be a valid integer, ..." in benchctl's own
-    wording (plan.spec.not_allowed): `--epochs: 'x' is not allowed; must be an integer`; None for any
+    wording (plan.parse.not_allowed): `--epochs: 'x' is not allowed; must be an integer`; None for any
     other usage error. Typer keeps the offending text in the pydantic error it was raised from."""
     opts = getattr(getattr(exc, "param", None), "opts", None)
     errors = getattr(exc.__cause__, "errors", None)
@@ -81,7 +81,7 @@ def _not_a_number(exc: UsageError) -> str | None:
     kind = _KINDS.get(first.get("type"))
     if kind is None:
         return None
-    from orchestrator.plan.spec import not_allowed
+    from orchestrator.plan.parse import not_allowed
 
     return not_allowed(max(opts, key=len), str(first.get("input")), kind)
 

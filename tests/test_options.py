@@ -16,8 +16,9 @@ from orchestrator.cli import app
 from orchestrator.commands.sweep import spec_fields
 from orchestrator.plan import options
 from orchestrator.plan.options import OPTIONS, markdown_table, option
+from orchestrator.plan.parse import parse_axis
 from orchestrator.plan.presets import PRESETS
-from orchestrator.plan.spec import RESUMABLE_CHANGES, SweepSpec, parse_axis
+from orchestrator.plan.spec import RESUMABLE_CHANGES, SweepSpec
 from trainables.config import START_METHOD
 
 README = Path(__file__).resolve().parent.parent / "README.md"

@@ -4,6 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from orchestrator.plan.parse import parse_choices, parse_csv, parse_ints
 from orchestrator.plan.presets import PRESETS, Preset, preset_fields
 from orchestrator.plan.spec import (
     SpecError,
@@ -11,9 +12,6 @@ from orchestrator.plan.spec import (
     TrialProcess,
     condition_differences,
     conditions,
-    parse_choices,
-    parse_csv,
-    parse_ints,
     resolve_devices,
     spec_differences,
 )

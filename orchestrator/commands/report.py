@@ -17,7 +17,7 @@ from typing import Annotated
 import typer
 
 from orchestrator.errors import BenchctlError
-from orchestrator.plan.spec import parse_choices
+from orchestrator.plan.parse import parse_choices
 
 MAX_NAMED = 3  # sweeps named in a default folder's name; more are counted
 

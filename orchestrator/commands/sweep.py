@@ -19,8 +19,9 @@ import typer
 from orchestrator.errors import RUNTIME, BenchctlError
 from orchestrator.plan.hints import resume_command, unused_options
 from orchestrator.plan.options import OPTIONS, Option, fields_given
+from orchestrator.plan.parse import parse_axis
 from orchestrator.plan.presets import preset_fields
-from orchestrator.plan.spec import SweepSpec, parse_axis
+from orchestrator.plan.spec import SweepSpec
 
 
 def _given(ctx: typer.Context) -> set[str]:

@@ -4,6 +4,7 @@
     axes         the grid's axes (model, device, batch size, ...), declared once
     presets      named option sets (`--preset paper`)
     spec         SweepSpec: a sweep's options, checked, and how a stored spec.json compares
+    parse        option text to values, and SpecError, the one error of a sweep's options
     trial_plan   TrialPlan: one trial as planned, typed, carried into Tune and the trial
     matrix       the grid expanded into TrialPlans, with their cores and Ray resources
     planning     plan_sweep: the one planning path of a dry run, a sweep and a resume; idle nodes

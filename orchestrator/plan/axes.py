@@ -24,7 +24,7 @@ from trainables.config import BATCH_SIZE, PAPER_MODELS, Compile, Device, Pipelin
 
 
 class Kind(str, Enum):
-    """How an axis's option text reads (spec.parse_axis)."""
+    """How an axis's option text reads (parse.parse_axis)."""
 
     names = "names"  # a comma list of names (models: checked against the registry by SweepSpec)
     ints = "ints"  # a comma list of integers >= 1

@@ -59,7 +59,7 @@ class Option:
     shown: str | None = None  # the default in words, where its value does not say it (what None means)
     resumable: bool = False  # a --resume may change it: how the sweep runs, not what it measures
     doc: str = ""  # the README's meaning ("" = `help`); "{resumable}": the options a resume may change
-    axis: Axis | None = None  # a grid axis (orchestrator/plan/axes.py): its text is parsed by spec.parse_axis
+    axis: Axis | None = None  # a grid axis (orchestrator/plan/axes.py): parsed by parse.parse_axis
     to_field: Callable[[Any], Any] | None = None  # the value as its SweepSpec field holds it (None: as is)
 
     def __post_init__(self) -> None:

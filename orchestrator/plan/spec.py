@@ -1,12 +1,11 @@
 """The sweep as asked for: one frozen dataclass, validated before Ray starts.
 
-    from orchestrator.plan.spec import SweepSpec, parse_csv
+    from orchestrator.plan.spec import SweepSpec
     spec = SweepSpec(models=("simple_cnn", "resnet18"), devices=("cpu",), epochs=2, max_steps=3)
     spec.trial_template()   # the TrialConfig fields every cell shares
 
 Field rules are TrialConfig's (trainables/config.py); this adds the grid axes, where the results
-go, and how the sweep runs. Every violation is a SpecError with one line naming the option, a bad value
-worded as not_allowed says (`--epochs: 0 is not allowed; must be at least 1`). Each field
+go, and how the sweep runs. Every violation is a SpecError (orchestrator/plan/parse.py). Each field
 is a `benchctl sweep` option, and its default is that option's (orchestrator/plan/options.py).
 """
 
@@ -21,11 +20,11 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
-from orchestrator.errors import BenchctlError
 from orchestrator.plan import storage
-from orchestrator.plan.axes import AXES, GRID_AXES, Axis, Kind
+from orchestrator.plan.axes import AXES, GRID_AXES
 from orchestrator.plan.options import FIELD_DEFAULTS as _D
 from orchestrator.plan.options import RESUMABLE_FIELDS, Placement, TrialProcess, default_name
+from orchestrator.plan.parse import SpecError, not_allowed
 from orchestrator.plan.presets import Preset
 from trainables.config import (
     PAPER_MODELS,
@@ -43,64 +42,11 @@ from trainables.sleep import is_sleep, sleep_seconds
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
-class SpecError(BenchctlError):
-    """The sweep as asked for cannot run; exit code 2."""
-
-
-def not_allowed(option: str, value, rule: str) -> str:
-    """The one wording of a value an option does not take (TrialConfig's messages read the same):
-    `--epochs: 0 is not allowed; must be at least 1`."""
-    shown = value if isinstance(value, int) and not isinstance(value, bool) else repr(value)
-    return f"{option}: {shown} is not allowed; must be {rule}"
-
-
 # Spec fields that may differ between a sweep and its --resume: where and how it runs, not what it measures
 # (`preset` is a label: the options it set are compared themselves). Options marked resumable in options.py.
 RESUMABLE_CHANGES = RESUMABLE_FIELDS
 # Spec fields a --resume must keep (its checkpoints lie there) that change nothing measured: no condition
 KEPT_ON_RESUME = ("storage",)
-
-
-def parse_csv(text: str, option: str) -> tuple[str, ...]:
-    items = tuple(part.strip() for part in text.split(","))
-    if not text.strip() or any(not item for item in items):
-        raise SpecError(f"{option}: expected a comma-separated list such as 'a,b', got {text!r}")
-    if len(set(items)) != len(items):
-        raise SpecError(f"{option}: {text!r} names a value twice")
-    return items
-
-
-def parse_choices(text: str, enum: type[Enum], option: str) -> tuple:
-    out = []
-    for item in parse_csv(text, option):
-        try:
-            out.append(enum(item))
-        except ValueError:
-            choices = ", ".join(e.value for e in enum)
-            raise SpecError(f"{option}: unknown value {item!r}; choose from {choices}") from None
-    return tuple(out)
-
-
-def parse_axis(axis: Axis, text: str) -> tuple:
-    """The values an axis's option text gives (`--batch-size 128,512` -> (128, 512))."""
-    if axis.kind is Kind.choices:
-        return parse_choices(text, axis.choices, axis.option)
-    if axis.kind is Kind.ints:
-        return parse_ints(text, axis.option)
-    return parse_csv(text, axis.option)
-
-
-def parse_ints(text: str, option: str) -> tuple[int, ...]:
-    out = []
-    for item in parse_csv(text, option):
-        try:
-            value = int(item)
-        except ValueError:
-            raise SpecError(not_allowed(option, item, "an integer")) from None
-        if value < 1:
-            raise SpecError(not_allowed(option, value, "at least 1"))
-        out.append(value)
-    return tuple(out)
 
 
 @dataclass(frozen=True)
