@@ -54,18 +54,28 @@ def s3(monkeypatch):
                            ("AWS_DEFAULT_REGION", "us-east-1")):  # fmt: skip
             monkeypatch.setenv(key, value)
         endpoint = f"127.0.0.1:{port}"
-        server_fs = pafs.S3FileSystem(endpoint_override=endpoint, scheme="http", allow_bucket_creation=True)
-        server_fs.create_dir("bkt")
+        code = ("import sys, pyarrow.fs as f\n"  # a fresh process, as _checkpoints says why
+                "f.S3FileSystem(endpoint_override=sys.argv[1], scheme='http', allow_bucket_creation=True)"
+                ".create_dir('bkt')")  # fmt: skip
+        subprocess.run([sys.executable, "-c", code, endpoint], check=True, env={**os.environ})
         yield endpoint
     finally:
         server.kill()
         server.wait()
 
 
-def _checkpoints(fs: pafs.FileSystem, base: str) -> list[str]:
-    """The checkpoint folders Tune left under `base` (`.../checkpoint_000001`), each with its state.pt."""
-    found = fs.get_file_info(pafs.FileSelector(base, recursive=True))
-    return sorted(str(Path(i.path).parent) for i in found if i.path.endswith("/state.pt"))
+def _checkpoints(endpoint: str, base: str) -> list[str]:
+    """The checkpoint folders Tune left under `base` (`.../checkpoint_000001`), each with its state.pt.
+    Listed from a fresh process: pyarrow's I/O threads in this one may have been spawned while an earlier
+    in-process sweep held its private network namespace, where nothing listens on the server's port."""
+    code = (
+        "import sys, pyarrow.fs as f\n"
+        "fs = f.S3FileSystem(endpoint_override=sys.argv[1], scheme='http')\n"
+        "for i in fs.get_file_info(f.FileSelector(sys.argv[2], recursive=True)): print(i.path)"
+    )
+    listed = subprocess.run([sys.executable, "-c", code, endpoint, base], capture_output=True, text=True)
+    assert listed.returncode == 0, listed.stderr
+    return sorted(str(Path(p).parent) for p in listed.stdout.split() if p.endswith("/state.pt"))
 
 
 def test_s3_storage_holds_the_checkpoints_every_2_epochs_and_a_resume_continues_from_the_bucket(
@@ -84,14 +94,16 @@ def test_s3_storage_holds_the_checkpoints_every_2_epochs_and_a_resume_continues_
     epochs, trials = read_results(out / "s3")
     assert list(trials.status) == ["partial"] and trials.checkpoint.iloc[0].startswith("s3://bkt/ckpt/s3/")
     assert not (out / "s3" / ".tune").exists()  # Tune's storage is the bucket, the results stay here
-    bucket = pafs.S3FileSystem(endpoint_override=s3, scheme="http")
-    assert [f"s3://{p}" for p in _checkpoints(bucket, "bkt/ckpt/s3")] == list(trials.checkpoint)  # one, kept
+    assert [f"s3://{p}" for p in _checkpoints(s3, "bkt/ckpt/s3")] == list(trials.checkpoint)  # one, kept
     first = epochs.sort_values("epoch")
     assert first.checkpoint_mb.notna().tolist() == [e == 2 for e in first.epoch]  # not after epoch 1 or 3
 
-    result = CliRunner().invoke(app, [*args, "--resume"])  # --storage given again: the same; else stored
-    assert result.exit_code == 0, result.output
-    assert "0 trials complete, 1 to run, 1 continuing from their checkpoints" in result.output
+    # --storage given again: the same; else stored. A process of its own, as the first run (_checkpoints)
+    result = subprocess.run([sys.executable, "-m", "orchestrator", *args, "--resume"],
+                            env={**os.environ, "RAY_TMPDIR": ray_tmp},
+                            capture_output=True, text=True)  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 trials complete, 1 to run, 1 continuing from their checkpoints" in result.stdout + result.stderr
     epochs, trials = read_results(out / "s3")
     second = trials[trials.attempt == 2].iloc[0]
     assert second.status == "ok" and second.restored_from_epoch == 2  # fetched from the bucket
@@ -101,7 +113,7 @@ def test_s3_storage_holds_the_checkpoints_every_2_epochs_and_a_resume_continues_
     assert final.restored.fillna(False).tolist() == [False, False, True, False]
     assert final.checkpoint_mb.notna().tolist() == [False, True, False, True]  # after epochs 2 and 4 only
     assert (final.checkpoint_mb.dropna() > 0).all() and (final.checkpoint_s.dropna() > 0).all()
-    assert len(_checkpoints(bucket, "bkt/ckpt")) == 2  # the latest of each run: after epochs 2 and 4
+    assert len(_checkpoints(s3, "bkt/ckpt")) == 2  # the latest of each run: after epochs 2 and 4
 
     moved = [*args[: args.index("--storage")], "--storage", str(tmp_path), *args[args.index("--out") :]]
     other = CliRunner().invoke(app, [*moved, "--resume"])
