@@ -11,7 +11,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import pyarrow.fs as pafs
 import pytest
 from labnet import LabNet
 from procutil import sigkill_when
@@ -75,7 +74,16 @@ def _checkpoints(endpoint: str, base: str) -> list[str]:
     )
     listed = subprocess.run([sys.executable, "-c", code, endpoint, base], capture_output=True, text=True)
     assert listed.returncode == 0, listed.stderr
-    return sorted(str(Path(p).parent) for p in listed.stdout.split() if p.endswith("/state.pt"))
+    return _state_dirs(listed.stdout.split())
+
+
+def _local_checkpoints(base: Path) -> list[str]:
+    """The same for a directory on this machine."""
+    return _state_dirs(str(p) for p in base.rglob("state.pt"))
+
+
+def _state_dirs(paths) -> list[str]:
+    return sorted(str(Path(p).parent) for p in paths if p.endswith("/state.pt"))
 
 
 def test_s3_storage_holds_the_checkpoints_every_2_epochs_and_a_resume_continues_from_the_bucket(
@@ -151,7 +159,7 @@ def test_a_shared_directory_holds_every_hosts_checkpoints_without_the_relay(lab,
         assert (trials.status == "ok").all() and set(trials.host) == {"w1", "w2"}
         # each host wrote its trial's checkpoint into the shared directory itself: no relay on the driver
         assert not (out / "nfs" / ".tune").exists()
-        assert sorted(trials.checkpoint) == _checkpoints(pafs.LocalFileSystem(), str(shared / "nfs"))
+        assert sorted(trials.checkpoint) == _local_checkpoints(shared / "nfs")
         assert all(Path(c).is_relative_to(shared) for c in trials.checkpoint)
         assert (trials.checkpoint_epoch == 3).all()
         taken = epochs.sort_values(["trial", "epoch"]).checkpoint_mb.notna().tolist()
