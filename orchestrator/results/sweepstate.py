@@ -99,13 +99,13 @@ class Pooling:
         if self.differing:
             apart = [k for k in self.differing if k in TOLD_APART]
             mixing = [k for k in self.differing if k not in TOLD_APART]
-            said = " and ".join(f"{quote}{k}{quote}" for k in apart)
-            parts.append(
-                f"Pooled across different conditions (--pool): {self.describe(quote)}."
-                + (" Cells mix trials run under these settings." if not apart else "")
-                + (f" Cells mix trials run under different {', '.join(mixing)}." if apart and mixing else "")
-                + (f" Trials of different {said} are told apart, each cell by what fed it." if apart else "")
-            )
+            parts.append(f"Pooled across different conditions (--pool): {self.describe(quote)}.")
+            if mixing:
+                parts.append(f"Cells mix trials run under different {', '.join(mixing)}." if apart
+                             else "Cells mix trials run under these settings.")  # fmt: skip
+            if apart:
+                said = " and ".join(f"{quote}{k}{quote}" for k in apart)
+                parts.append(f"Trials of different {said} are told apart, each cell by what fed it.")
         if self.unknown and several:
             names = ", ".join(f"{quote}{d}{quote}" for d in self.unknown)
             parts.append(f"Conditions unknown for {names} (no spec.json): not compared with the others.")
