@@ -271,6 +271,23 @@ def test_best_is_the_fastest_cell_within_the_accuracy_bound_with_a_tost():
     assert best["cpu_accuracy_check"] == "is the paper cell"
 
 
+def test_a_shorter_best_cell_is_held_to_the_paper_cells_accuracy_at_its_last_epoch():
+    """A CPU candidate run for 4 of the paper cell's 6 epochs ends at 0.545: 7.5 points below the paper
+    cell's final 0.62, but 0.5 below the paper cell's 0.55 at epoch 4, so it counts; a faster one ending
+    3 points below that (0.52) does not."""
+    gpu = epoch_rows("resnet18", "gpu", [2.0] * 5, GPU_ACC)
+    paper = epoch_rows("resnet18", "cpu", [40.0] * 5, CPU_ACC)
+    kw = dict(pipeline="resident", data_workers=0, cpus_allotted=16)
+    near = epoch_rows("resnet18", "cpu", [20.0] * 3, CPU_ACC[:3] + [0.545], precision="amp", **kw)
+    far = epoch_rows("resnet18", "cpu", [10.0] * 3, CPU_ACC[:3] + [0.52], compile="on", **kw)
+    best = kind_speedups(variants(pd.DataFrame(gpu + paper + near + far))).set_index("kind").loc["best"]
+    assert best["cpu_cell"] == "resnet18/cpu:Xeon-16c/bs128/resident/amp/eager (16 CPUs)"
+    assert best["speedup"] == pytest.approx(20.0 / 2.0)
+    check = best["cpu_accuracy_check"]
+    assert check.startswith("-0.5 points vs paper cell at epoch 4 (the best cell's last)")
+    assert "too few runs for the TOST" in check
+
+
 # ---- the study's cells, declared once --------------------------------------------------------------
 
 

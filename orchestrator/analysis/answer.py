@@ -12,7 +12,9 @@ Definitions (the kinds' cells are declared in analysis.study):
              how much the input pipeline hid
     best     on each side, the fastest measured batch-128 cell (lowest median steady epoch_s) whose
              final test accuracy is at most BEST_ACC_POINTS below that side's paper cell (capped cells
-             only against a capped paper cell). The accuracy check names the TOST (analysis.parity, margin
+             only against a capped paper cell). A cell that ran fewer epochs than the paper cell is held
+             to the paper cell's accuracy at the same epoch (paper_accuracies), since accuracy still
+             grows in later epochs. The accuracy check names the TOST (analysis.parity, margin
              BEST_ACC_POINTS) where both cells have parity.MIN_REPEATS runs, else says they are too few.
     speedup, speedup_low, speedup_high   speedups.speedup and bootstrap_speedup_ci of the two cells'
              steady epoch_s samples: the same numbers the speedup table gives the same two cells.
@@ -28,6 +30,7 @@ import pandas as pd
 
 from orchestrator.analysis import parity
 from orchestrator.analysis.speedups import bootstrap_speedup_ci, capped, speedup
+from orchestrator.analysis.stats import RUN
 from orchestrator.analysis.study import BEST, KINDS, PAPER, STUDY, ExpectedCell, matches, of_kind
 from orchestrator.analysis.variants import VARIANT, Variants
 from orchestrator.results.rows import CONFIG, HW_CLASS
@@ -81,19 +84,48 @@ def _any_workers(expected: ExpectedCell) -> ExpectedCell:
     return dataclasses.replace(expected, workers=None)
 
 
-def _best(cells: pd.DataFrame, paper_cell: pd.Series | None) -> tuple[pd.Series | None, str]:
+def last_epoch(v: Variants, name: str) -> int | None:
+    """The epochs every run of a cell reached (the fewest over its runs); None without epoch rows."""
+    runs = v.runs.get(name)
+    if runs is None or runs.empty:
+        return None
+    return int(runs.groupby(RUN, dropna=False)["epoch"].max().min())
+
+
+def paper_accuracies(v: Variants, paper_cell: pd.Series, epoch: int | None) -> tuple[np.ndarray, int | None]:
+    """The paper cell's per-run test accuracies that a cell reaching `epoch` epochs is held to, and the
+    epoch they were taken at: the paper cell's finals (None) unless `epoch` is fewer than it ran."""
+    name = paper_cell["name"]
+    ran = last_epoch(v, name)
+    if epoch is None or ran is None or epoch >= ran:
+        return v.finals[name], None
+    runs = v.runs[name]
+    return runs.loc[(runs["epoch"] == epoch).to_numpy(), "test_acc"].dropna().to_numpy(dtype=float), epoch
+
+
+def _floor(v: Variants, cell: pd.Series, paper_cell: pd.Series) -> float:
+    """The lowest test accuracy `cell` may have to count as a best cell (module docstring)."""
+    if cell["name"] == paper_cell["name"]:
+        return float(paper_cell["test_acc"]) - BEST_ACC_POINTS / 100
+    accs, _ = paper_accuracies(v, paper_cell, last_epoch(v, cell["name"]))
+    return (float(np.median(accs)) if len(accs) else math.nan) - BEST_ACC_POINTS / 100
+
+
+def _best(v: Variants, cells: pd.DataFrame, paper_cell: pd.Series | None) -> tuple[pd.Series | None, str]:
     """(best cell, why none) among one side's cells of one model and class (module docstring)."""
     if paper_cell is None:
         return None, "no paper cell to hold its accuracy to"
     if math.isnan(float(paper_cell["test_acc"])):
         return None, "the paper cell has no accuracy"
-    floor = float(paper_cell["test_acc"]) - BEST_ACC_POINTS / 100
     fit = cells[
-        (cells["batch_size"] == BATCH_SIZE).to_numpy()
-        & np.isfinite(cells["epoch_s"].to_numpy(dtype=float))
-        & (cells["test_acc"].to_numpy(dtype=float) >= floor - 1e-12)
+        (cells["batch_size"] == BATCH_SIZE).to_numpy() & np.isfinite(cells["epoch_s"].to_numpy(dtype=float))
     ]
-    fit = fit[[capped(r) == capped(paper_cell) for _, r in fit.iterrows()]]
+    fit = fit[
+        [
+            capped(r) == capped(paper_cell) and float(r["test_acc"]) >= _floor(v, r, paper_cell) - 1e-12
+            for _, r in fit.iterrows()
+        ]
+    ]
     if fit.empty:
         return None, "no cell within the accuracy bound"
     return fit.sort_values(["epoch_s", "name"], kind="stable").iloc[0], ""
@@ -105,9 +137,11 @@ def accuracy_check(v: Variants, best: pd.Series | None, paper_cell: pd.Series | 
         return ""
     if best["name"] == paper_cell["name"]:
         return "is the paper cell"
-    diff = 100 * (float(best["test_acc"]) - float(paper_cell["test_acc"]))
-    a, b = 100 * v.finals[paper_cell["name"]], 100 * v.finals[best["name"]]
-    text = f"{diff:+.1f} points vs paper cell"
+    paper_accs, at = paper_accuracies(v, paper_cell, last_epoch(v, best["name"]))
+    a, b = 100 * paper_accs, 100 * v.finals[best["name"]]
+    held_to = float(np.median(a)) if at else 100 * float(paper_cell["test_acc"])
+    diff = 100 * float(best["test_acc"]) - held_to
+    text = f"{diff:+.1f} points vs paper cell" + (f" at epoch {at} (the best cell's last)" if at else "")
     label = parity.verdict(a, b, margin=BEST_ACC_POINTS)
     if label == parity.TOO_FEW:
         return f"{text}; too few runs for the TOST (n={len(a)}/{len(b)}, needs {parity.MIN_REPEATS})"
@@ -140,7 +174,7 @@ def kind_speedups(v: Variants, study: tuple[ExpectedCell, ...] = STUDY) -> pd.Da
                     if kind == BEST:
                         picked = {}
                         for d in of:
-                            picked[d], why = _best(of[d], paper[d])
+                            picked[d], why = _best(v, of[d], paper[d])
                             checks[d] = accuracy_check(v, picked[d], paper[d])
                             notes += [f"{d.upper()}: {why}"] if why and not of[d].empty else []
                     else:
