@@ -23,6 +23,7 @@ from orchestrator.analysis.speedups import bootstrap_speedup_ci, speedup_table
 from orchestrator.analysis.stats import PAPER_POINTS
 from orchestrator.analysis.variants import variants
 from orchestrator.cli import app
+from orchestrator.plan import study as plan_study
 from orchestrator.report import build_report, figures
 from orchestrator.results.files import file_key, write_rows
 
@@ -274,9 +275,9 @@ def test_best_is_the_fastest_cell_within_the_accuracy_bound_with_a_tost():
 # ---- the study's cells, declared once --------------------------------------------------------------
 
 
-def test_sweep_settings_run_exactly_the_studys_cells():
+def test_grids_hold_exactly_the_studys_cells():
     planned = set()
-    for _kinds, s in study.sweep_settings():
+    for _kinds, s in plan_study.grids():
         for device, pipeline, precision, step in itertools.product(
             s["devices"], s["pipelines"], s["precisions"], s["compiles"]
         ):

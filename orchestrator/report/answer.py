@@ -224,7 +224,7 @@ def missing_part(model: ReportModel) -> str:
         for m, g in table.groupby("model", sort=False)
     ]
     return (
-        "**Not measured** (cells of the explained study, `orchestrator/analysis/study.py`): "
+        "**Not measured** (cells of the explained study, `orchestrator/plan/study.py`): "
         + "; ".join(parts)
         + ".\n"
     )
