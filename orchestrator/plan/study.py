@@ -4,6 +4,7 @@
     [c.kind for c in STUDY]          # paper, device, best, what-if
     grids()                          # (kinds, the fields each grid sets) of the grids that hold STUDY
     grids(devices=("cpu",))          # the same for the study's cpu cells only
+    kinds_of(plan.trial)             # "paper": the kinds of cell a planned trial is (the dry run's column)
 
 The report's three speedups per model (analysis.answer) are chosen from measured cells of these kinds:
     paper    DataLoader (the paper's 2 workers), fp32, eager, batch 128: the paper's conditions
@@ -17,7 +18,8 @@ The report's three speedups per model (analysis.answer) are chosen from measured
 The cells differ in more than one axis, and the what-if cell in its workers and CPUs, which are sweep
 conditions rather than axes; so no one grid (a product of axes) holds them without adding cells no
 kind needs. `grids` splits them into grids that are exactly the study's cells: cells equal but for
-their device share one. Which measured cell is which expected one: analysis/study.py.
+their device share one. `benchctl sweep --preset paper-explained` (presets.py) runs the union of those
+grids as one sweep (matrix.expand). Which measured cell is which expected one: analysis/study.py.
 """
 
 from __future__ import annotations
@@ -67,6 +69,9 @@ STUDY: tuple[ExpectedCell, ...] = (
     ExpectedCell(WHAT_IF, Device.gpu, _L, _F, _OFF, workers=8, gpu_cpus=9),
 )  # fmt: skip
 
+# The SweepSpec fields a grid of the study sets (`grids`); the rest apply to every cell alike.
+PER_CELL = ("devices", "batch_sizes", "pipelines", "precisions", "compiles", "workers", "gpu_cpus")
+
 
 def of_kind(kind: str, device: str, study: tuple[ExpectedCell, ...] = STUDY) -> list[ExpectedCell]:
     return [c for c in study if c.kind == kind and c.device == device]
@@ -76,8 +81,8 @@ def grids(
     study: tuple[ExpectedCell, ...] = STUDY, devices: Collection[Device] | None = None
 ) -> list[tuple[tuple[str, ...], dict]]:
     """(kinds, fields) of the grids that together hold every cell of `study` on `devices` (None: all):
-    cells equal but for their device share one grid, whose SweepSpec fields (`workers`/`gpu_cpus` only
-    where the cells name them) make its product exactly those cells; kinds says which kinds of
+    cells equal but for their device share one grid, whose fields (of PER_CELL; `workers`/`gpu_cpus`
+    only where the cells name them) make its product exactly those cells; kinds says which kinds of
     cell it holds. In the order of `study`'s first cell of each grid."""
     wanted = None if devices is None else {Device(d) for d in devices}
     groups: dict[tuple, list[ExpectedCell]] = {}
@@ -100,3 +105,28 @@ def grids(
             fields["gpu_cpus"] = gpu_cpus
         out.append((tuple(dict.fromkeys(c.kind for c in cells)), fields))
     return out
+
+
+def kinds_of(trial, study: tuple[ExpectedCell, ...] = STUDY) -> str:
+    """The kinds of `study`'s cells a planned trial (a TrialConfig) is, e.g. "paper" ("" for none): its
+    device, batch size, pipeline, precision and compile equal, and its workers where the cell names them."""
+    return ",".join(
+        dict.fromkeys(
+            c.kind
+            for c in study
+            if (c.device, c.batch_size, c.pipeline, c.precision, c.compile)
+            == (trial.device, trial.batch_size, trial.pipeline, trial.precision, trial.compile)
+            and (c.workers is None or c.pipeline is not Pipeline.loader or c.workers == trial.workers)
+        )
+    )
+
+
+def union_values(study: tuple[ExpectedCell, ...] = STUDY) -> dict:
+    """The axis fields of PER_CELL (devices .. compiles) as the union of `study`'s values, in their order:
+    what a sweep of the whole study records as its axes (spec.json), though it runs only its cells."""
+    union: dict[str, dict] = {}
+    for _kinds, fields in grids(study):
+        for name, values in fields.items():
+            if isinstance(values, tuple):
+                union.setdefault(name, {}).update(dict.fromkeys(values))
+    return {name: tuple(values) for name, values in union.items()}

@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from orchestrator.plan.axes import AXES
+from orchestrator.plan.presets import union_grids
 from orchestrator.plan.spec import (
     SpecError,
     SweepSpec,
@@ -43,9 +44,10 @@ def _attempt_of(path: Path) -> int:
 
 
 def planned_configs(spec: dict) -> list[TrialConfig] | None:
-    """The trials a sweep's spec asks for (the product of the grid's axes, orchestrator/plan/axes.py), as
-    TrialConfigs of what sets their ids, or None when they depend on the cluster (--per-class: classes
-    found then) or the spec does not say (no devices, or a value TrialConfig refuses)."""
+    """The trials a sweep's spec asks for (the product of the grid's axes, orchestrator/plan/axes.py, of
+    each grid a preset with cells unites: presets.union_grids), as TrialConfigs of what sets their ids,
+    or None when they depend on the cluster (--per-class: classes found then) or the spec does not say
+    (no devices, an unknown preset, or a value TrialConfig refuses)."""
     if spec.get("per_class"):
         return None
     # an axis added after the spec was stored (compiles) ran at its default
@@ -56,14 +58,21 @@ def planned_configs(spec: dict) -> list[TrialConfig] | None:
     ):
         return None
     try:
+        unions = union_grids(spec.get("preset"), stored["devices"])
+        grids = [stored] if unions is None else [{**stored, **_as_stored(fields)} for fields in unions]
         names = [a.trial_field for a in AXES]
         return [
-            TrialConfig(**dict(zip(names, combo, strict=True)), repeat=r, workers=stored["workers"])
-            for combo in itertools.product(*(stored[a.spec_field] for a in AXES))
+            TrialConfig(**dict(zip(names, combo, strict=True)), repeat=r, workers=grid["workers"])
+            for grid in grids
+            for combo in itertools.product(*(grid[a.spec_field] for a in AXES))
             for r in range(spec["repeats"])
         ]
     except (TypeError, ValueError):
         return None
+
+
+def _as_stored(fields: dict) -> dict:
+    return {k: [getattr(v, "value", v) for v in x] if isinstance(x, tuple) else x for k, x in fields.items()}
 
 
 def planned_trials(spec: dict) -> list[str] | None:
@@ -73,10 +82,13 @@ def planned_trials(spec: dict) -> list[str] | None:
 
 
 def ids_before_workers(spec: dict) -> dict[str, str]:
-    """For a sweep run with other than WORKERS DataLoader workers (so every trial has them):
+    """For a sweep run with other than WORKERS DataLoader workers (one grid, so every trial has them):
     the id each of its loader trials had before TrialConfig.cell named the workers -> its id now. Results
     such a sweep stored then count under their id now (a --resume, the report's unfinished trials)."""
-    if spec.get("workers", WORKERS) == WORKERS:
+    try:
+        if union_grids(spec.get("preset"), None) is not None or spec.get("workers", WORKERS) == WORKERS:
+            return {}
+    except ValueError:  # a preset this benchctl does not know
         return {}
     configs = planned_configs(spec) or []
     return {
