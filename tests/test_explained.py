@@ -286,6 +286,33 @@ def test_grids_hold_exactly_the_studys_cells():
     assert planned == expected
 
 
+def test_a_cpu_cell_with_fewer_cores_than_the_papers_workers_plus_one_is_still_its_paper_cell():
+    # 2 cores: the paper's 2 workers run as 1 (TrialConfig.data_workers), one core left for torch
+    two_cores = dict(data_workers=1, cpus_allotted=2)
+    rows = epoch_rows("simple_cnn", "cpu", [30.0, 30.0], [0.5, 0.6, 0.7], **two_cores)
+    rows += epoch_rows("simple_cnn", "cpu", [20.0, 20.0], [0.5, 0.6, 0.7], pipeline="resident", **two_cores)
+    cells = variants(pd.DataFrame(rows)).cells
+    measured = study.measured_cells(cells)
+    assert [(r.kind, r.cell) for r in measured.itertuples()] == [
+        ("paper", "simple_cnn/cpu:Xeon-16c/bs128/loader/fp32/eager (1 workers, 2 CPUs)"),
+        ("device", "simple_cnn/cpu:Xeon-16c/bs128/resident/fp32/eager (2 CPUs)"),
+    ]
+    missing = study.missing_cells(cells)
+    mine = missing[(missing["model"] == "simple_cnn").to_numpy()]
+    assert set(zip(mine["kind"], mine["device"], strict=True)) == {
+        ("paper", "gpu"),
+        ("device", "gpu"),
+        ("best", "gpu"),
+        ("best", "cpu"),
+        ("what-if", "gpu"),
+    }
+    # 3 cores or more: the paper cell has its 2 workers, and a 1-worker cell is not it
+    one_worker = epoch_rows(
+        "simple_cnn", "cpu", [30.0, 30.0], [0.5, 0.6, 0.7], data_workers=1, cpus_allotted=4
+    )
+    assert study.measured_cells(variants(pd.DataFrame(one_worker)).cells).empty
+
+
 # ---- figures: compile separates lines and slots (every axis of AXES) ------------------------------
 
 

@@ -1,14 +1,14 @@
 """`benchctl sweep --preset paper-explained`: every cell of the explained study (plan/study.py) as one sweep.
 
-The tests plan it through the one planning path (planning.plan_sweep) on hand-made nodes, re-plan it from
-its spec.json as a --resume does, and refuse options its cells set themselves through the real CLI. Its
-trial ids name a DataLoader's non-default workers, so its 2- and 8-worker GPU cells differ; sweeps stored
-before ids did still read as complete.
+The fast tests plan it through the one planning path (planning.plan_sweep) on hand-made nodes, re-plan it
+from its spec.json as a --resume does, and refuse options its cells set themselves through the real CLI.
+The slow one runs its CPU half end to end on real Ray (tiny synthetic data, step caps) and reports it.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -136,3 +136,34 @@ def test_a_sweep_stored_before_ids_named_workers_still_reads_as_complete():
     assert ids_before_workers(spec) == {"simple_cnn/gpu/bs128/loader/fp32/r0": planned_trials(spec)[0]}
     assert unfinished_trials(what_if, read_kind(what_if, "trials")) == []  # the report's view
     assert progress(what_if).done == frozenset(planned_trials(spec))  # a --resume's: nothing to run again
+
+
+@pytest.mark.slow  # real Ray: the study's CPU half end to end (4 cells of simple_cnn), then its report
+def test_the_cpu_half_runs_in_one_sweep_and_the_report_names_its_cells(tmp_path, ray_tmp):
+    out = tmp_path / "out"
+    result = runner.invoke(
+        app, ["sweep", "--preset", "paper-explained", "--devices", "cpu", "--models", "simple_cnn",
+              "--dataset", "synthetic", "--train-size", "256", "--test-size", "128", "--epochs", "2",
+              "--max-steps", "2", "--max-eval-steps", "1", "--out", str(out), "--name", "cpu-half"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output + str(result.exception)
+    trials = read_kind(out / "cpu-half", "trials")
+    assert sorted(trials.trial) == sorted(
+        f"simple_cnn/cpu/bs128/{c}/r0" for c in ("loader/fp32", "resident/fp32", "resident/amp",
+                                                 "resident/fp32/compiled")
+    ) and (trials.status == "ok").all()  # fmt: skip
+
+    report = runner.invoke(app, ["report", str(out / "cpu-half"), "--out", str(tmp_path / "rep")])
+    assert report.exit_code == 0, report.output + str(report.exception)
+    text = (tmp_path / "rep" / "report.md").read_text()
+    measured = next(line for line in text.splitlines() if line.startswith("**Measured**"))
+    for kind, cell in (("paper", "loader/fp32/eager"), ("device", "resident/fp32/eager"),
+                       ("best", "resident/amp/eager"), ("best", "resident/fp32/compiled")):  # fmt: skip
+        # the cell's name carries this host's CPU class: simple_cnn/cpu:<model>-<cores>c/bs128/...
+        assert re.search(rf"{kind} `simple_cnn/cpu[^/`]*/bs128/{re.escape(cell)} ", measured), measured
+    missing = next(line for line in text.splitlines() if line.startswith("**Not measured**"))
+    gpu_cells = (("paper", "loader(2 workers)/fp32/eager"), ("device", "resident/fp32/eager"),
+                 ("best", "resident/amp/compiled"), ("what-if", "loader(8 workers)/fp32/eager"))  # fmt: skip
+    for kind, cell in gpu_cells:
+        assert f"{kind} `gpu/bs128/{cell}`" in missing, missing
+    assert "cpu/bs128" not in missing.partition("resnet18:")[0]  # simple_cnn's cpu cells all measured

@@ -3,10 +3,11 @@
     from orchestrator.analysis.study import STUDY, matches, missing_cells
     [c.kind for c in STUDY]          # paper, device, best, what-if (declared in orchestrator/plan/study.py)
     missing_cells(variants)          # analysis.variants rows -> the expected cells not measured
+    measured_cells(variants)         # ... -> the measured cells that are the study's, with their kind
 
 The study's cells, their kinds and what each kind means are declared once, in orchestrator/plan/study.py
-(below this layer, so that planning can read them); this module matches measured cells against them.
-Pure data and functions: no I/O.
+(the planner runs them: `benchctl sweep --preset paper-explained`); this module matches measured cells
+against them. Pure data and functions: no I/O.
 """
 
 from __future__ import annotations
@@ -14,16 +15,17 @@ from __future__ import annotations
 import pandas as pd
 
 from orchestrator.plan.study import BEST, DEVICE, KINDS, PAPER, STUDY, WHAT_IF, ExpectedCell, of_kind
-from trainables.config import PAPER_MODELS, Pipeline
+from trainables.config import PAPER_MODELS, Device, Pipeline, TrialConfig
 
 __all__ = ["BEST", "DEVICE", "KINDS", "PAPER", "STUDY", "WHAT_IF", "ExpectedCell", "matches",
-           "missing_cells", "of_kind", "study_models"]  # fmt: skip
+           "measured_cells", "missing_cells", "of_kind", "study_models"]  # fmt: skip
 
 
 def matches(expected: ExpectedCell, cell) -> bool:
     """Whether a measured cell (a row with device, batch_size, pipeline, precision, compile and
     data_workers, e.g. of analysis.variants) is `expected`: every axis equal, and the DataLoader's
-    workers where the expected cell names them."""
+    workers where the expected cell names them (a CPU cell's: as many as its cores leave, as
+    TrialConfig.data_workers gives them, so the paper's 2 workers are 1 on 2 cores)."""
     same = (
         cell["device"] == expected.device
         and _int(cell.get("batch_size")) == expected.batch_size
@@ -33,7 +35,10 @@ def matches(expected: ExpectedCell, cell) -> bool:
     )
     if not same or expected.workers is None or expected.pipeline is not Pipeline.loader:
         return bool(same)
-    return _int(cell.get("data_workers")) == expected.workers
+    workers, cpus = expected.workers, _int(cell.get("cpus_allotted"))
+    if expected.device is Device.cpu and cpus:  # what those workers are on its cores (2 cores: 1)
+        workers = TrialConfig(model="m", pipeline=Pipeline.loader, workers=workers, cpus=cpus).data_workers
+    return _int(cell.get("data_workers")) == workers
 
 
 def _int(x) -> int | None:
@@ -65,4 +70,18 @@ def missing_cells(variants: pd.DataFrame, study: tuple[ExpectedCell, ...] = STUD
                 rows.append(
                     dict(model=model, kind=expected.kind, device=expected.device.value, cell=expected.label)
                 )
+    return pd.DataFrame(rows, columns=columns)
+
+
+def measured_cells(variants: pd.DataFrame, study: tuple[ExpectedCell, ...] = STUDY) -> pd.DataFrame:
+    """One row per (measured cell, expected cell it is): model, kind, device, cell (the measured cell's
+    name, analysis.variants.cell_name), in the order of `study`, then of the cells."""
+    columns = ["model", "kind", "device", "cell"]
+    rows = [
+        dict(model=r["model"], kind=expected.kind, device=expected.device.value, cell=r["name"])
+        for model in study_models(variants["model"]) if not variants.empty
+        for expected in study
+        for _, r in variants[(variants["model"] == model).to_numpy()].iterrows()
+        if matches(expected, r)
+    ]  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
