@@ -23,6 +23,7 @@ from orchestrator.analysis.speedups import bootstrap_speedup_ci, speedup_table
 from orchestrator.analysis.stats import PAPER_POINTS
 from orchestrator.analysis.variants import variants
 from orchestrator.cli import app
+from orchestrator.plan import study as plan_study
 from orchestrator.report import build_report, figures
 from orchestrator.results.files import file_key, write_rows
 
@@ -291,15 +292,42 @@ def test_a_shorter_best_cell_is_held_to_the_paper_cells_accuracy_at_its_last_epo
 # ---- the study's cells, declared once --------------------------------------------------------------
 
 
-def test_sweep_settings_run_exactly_the_studys_cells():
+def test_grids_hold_exactly_the_studys_cells():
     planned = set()
-    for _kinds, s in study.sweep_settings():
+    for _kinds, s in plan_study.grids():
         for device, pipeline, precision, step in itertools.product(
             s["devices"], s["pipelines"], s["precisions"], s["compiles"]
         ):
             planned.add((device, pipeline, precision, step, s.get("workers"), s.get("gpu_cpus")))
     expected = {(c.device, c.pipeline, c.precision, c.compile, c.workers, c.gpu_cpus) for c in study.STUDY}
     assert planned == expected
+
+
+def test_a_cpu_cell_with_fewer_cores_than_the_papers_workers_plus_one_is_still_its_paper_cell():
+    # 2 cores: the paper's 2 workers run as 1 (TrialConfig.data_workers), one core left for torch
+    two_cores = dict(data_workers=1, cpus_allotted=2)
+    rows = epoch_rows("simple_cnn", "cpu", [30.0, 30.0], [0.5, 0.6, 0.7], **two_cores)
+    rows += epoch_rows("simple_cnn", "cpu", [20.0, 20.0], [0.5, 0.6, 0.7], pipeline="resident", **two_cores)
+    cells = variants(pd.DataFrame(rows)).cells
+    measured = study.measured_cells(cells)
+    assert [(r.kind, r.cell) for r in measured.itertuples()] == [
+        ("paper", "simple_cnn/cpu:Xeon-16c/bs128/loader/fp32/eager (1 workers, 2 CPUs)"),
+        ("device", "simple_cnn/cpu:Xeon-16c/bs128/resident/fp32/eager (2 CPUs)"),
+    ]
+    missing = study.missing_cells(cells)
+    mine = missing[(missing["model"] == "simple_cnn").to_numpy()]
+    assert set(zip(mine["kind"], mine["device"], strict=True)) == {
+        ("paper", "gpu"),
+        ("device", "gpu"),
+        ("best", "gpu"),
+        ("best", "cpu"),
+        ("what-if", "gpu"),
+    }
+    # 3 cores or more: the paper cell has its 2 workers, and a 1-worker cell is not it
+    one_worker = epoch_rows(
+        "simple_cnn", "cpu", [30.0, 30.0], [0.5, 0.6, 0.7], data_workers=1, cpus_allotted=4
+    )
+    assert study.measured_cells(variants(pd.DataFrame(one_worker)).cells).empty
 
 
 # ---- figures: compile separates lines and slots (every axis of AXES) ------------------------------

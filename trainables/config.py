@@ -213,12 +213,16 @@ class TrialConfig:
     def cell(self) -> str:
         """The grid cell this trial measures (everything but the repeat); a pinned hardware class
         stands where the device would: `resnet18/gpu:H200/bs128/loader/fp32`, and a compiled cell
-        ends in `/compiled` (eager ids stay as they were before the compile axis existed)."""
+        ends in `/compiled` (eager ids stay as they were before the compile axis existed). A DataLoader
+        cell with other than WORKERS workers ends in `/w8` (8 workers), so that one sweep can hold both
+        (`--preset paper-explained`); ids with the default workers stay as they were."""
         bs = f"bs{self.batch_size}"
         where = self.hw_class or self.device.value
         parts = [self.model, where, bs, self.pipeline.value, self.precision.value]
         if self.compile is Compile.on:
             parts.append("compiled")
+        if self.pipeline is Pipeline.loader and self.workers != WORKERS:
+            parts.append(f"w{self.workers}")
         return "/".join(parts)
 
     @property

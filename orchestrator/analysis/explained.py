@@ -12,6 +12,7 @@ paper_scaling     analysis.fits.paper_scaling: the same fit over the paper's thr
 time_to_accuracy  analysis.time_to_accuracy over every pair, plus the best kind's pairs (kind names
                   the pairs that are a model's paper, device or best pair; "" for the others)
 missing           analysis.study.missing_cells: the study's cells that were not measured
+measured          analysis.study.measured_cells: the measured cells that are the study's, by kind
 target_acc        the --target-acc given, or None (each pair's default then)
 """
 
@@ -36,6 +37,9 @@ class Explained:
     paper_scaling: dict = field(default_factory=fits.paper_scaling)
     time_to_accuracy: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=tta.COLUMNS))
     missing: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=["model", "kind", "device", "cell"])
+    )
+    measured: pd.DataFrame = field(
         default_factory=lambda: pd.DataFrame(columns=["model", "kind", "device", "cell"])
     )
     target_acc: float | None = None
@@ -75,6 +79,7 @@ def explain_variants(v: Variants, target_acc: float | None = None) -> Explained:
         paper_scaling=fits.paper_scaling(),
         time_to_accuracy=tta.time_to_accuracy(_tta_pairs(pairs, speedups), v, target_acc),
         missing=study.missing_cells(v.cells),
+        measured=study.measured_cells(v.cells),
         target_acc=target_acc,
     )
 

@@ -4,6 +4,7 @@
     dry_run(spec, echo=print)       # no --cluster: no Ray at all, this machine as one Ray-style node
     dry_run(spec, done=reopen(spec).done)   # --resume: the trials already complete are left out
     dry_run(spec, echo, estimator=est)      # with each trial's estimated time (commands/sweep.py passes one)
+                                            # --preset paper-explained: with each trial's kind of cell
     local_nodes()                   # this machine in the shape of Ray's node list
 
 A dry run makes the checks a sweep makes before its first trial, through the same functions (the data
@@ -28,7 +29,9 @@ from orchestrator.plan import storage
 from orchestrator.plan.matrix import describe
 from orchestrator.plan.planning import SweepPlan, idle_note, largest_cpus, plan_sweep, why_not
 from orchestrator.plan.preflight import check_dataset, check_storage
+from orchestrator.plan.presets import PRESETS
 from orchestrator.plan.spec import SpecError, SweepSpec
+from orchestrator.plan.study import kinds_of
 
 
 def _local_gpus() -> int:
@@ -95,15 +98,17 @@ def _plan(
     run = DryRun(planned, nodes, sizes)
     cells, after = estimator(run) if estimator else ({}, [])
     largest = largest_cpus(nodes)
+    study = PRESETS[spec.preset].cells if spec.preset else None  # a preset with cells: each trial's kind
     rows = []
     for plan in plans:
         hosts = [n["host"] for n in nodes if why_not(plan, n, largest) is None]
         threads = f"{plan.trial.torch_threads}+{plan.trial.data_workers}"
         estimate = (cells.get(plan.trial.trial_id, ""),) if cells else ()
-        rows.append((plan.trial.trial_id, describe(plan.resources), plan.placement.value, threads, *estimate,
-                     ", ".join(hosts)))  # fmt: skip
-    header = ("trial", "resources", "placement", "threads+workers", *(("estimate",) if cells else ()),
-              "can run on")  # fmt: skip
+        kind = (kinds_of(plan.trial, study),) if study else ()
+        rows.append((plan.trial.trial_id, *kind, describe(plan.resources), plan.placement.value, threads,
+                     *estimate, ", ".join(hosts)))  # fmt: skip
+    header = ("trial", *(("kind",) if study else ()), "resources", "placement", "threads+workers",
+              *(("estimate",) if cells else ()), "can run on")  # fmt: skip
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     for row in [header, tuple("-" * w for w in widths), *rows]:
         echo("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())

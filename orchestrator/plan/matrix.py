@@ -6,7 +6,9 @@
 
 The grid is expanded here into a list of typed plans and handed to Tune as one `grid_search` of
 their dicts, so a `--resume` can leave out the trials already complete (`skip`) and still run
-through this one place.
+through this one place. A preset with cells (`--preset paper-explained`, presets.py) is the union of
+several grids (`grids(spec)`), each with its own DataLoader workers and GPU cell CPUs, expanded here
+one after the other into the one list: one sweep, one results directory, one --resume.
 
 Resources are a function of the plan (`TrialPlan.resources`), used both by Ray
 (`tune.with_resources`) and by the trial itself (its torch threads: `plan.trial.cpus`), so what
@@ -36,6 +38,7 @@ from dataclasses import dataclass
 
 from orchestrator.lab.hardware import HwClass
 from orchestrator.plan.axes import AXES
+from orchestrator.plan.presets import union_grids
 from orchestrator.plan.spec import Placement, SweepSpec
 from orchestrator.plan.trial_plan import INDEX_KEY, TUNE_KEY, TrialPlan
 from trainables.config import Device, TrialConfig
@@ -113,12 +116,25 @@ def _plan(spec: SweepSpec, alloc: Allotment, cfg: TrialConfig, own: HwClass | No
     )
 
 
+def grids(spec: SweepSpec) -> list[SweepSpec]:
+    """The grids `spec` runs: itself, or for a preset with cells one spec per grid of their union (on the
+    spec's devices), each with the fields its cells set (study.grids) and everything else the spec's."""
+    fields = union_grids(spec.preset, spec.devices)
+    if fields is None:
+        return [spec]
+    return [dataclasses.replace(spec, preset=None, **f) for f in fields]
+
+
 def expand(
     spec: SweepSpec, alloc: Allotment, skip: Collection[str] = (), classes: list[HwClass] | None = None
 ) -> list[TrialPlan]:
-    """The plans of the grid, minus trials whose trial_id is in `skip` (done on a --resume)."""
+    """The plans of the grid (of each of `grids(spec)`, in turn: a GPU cell's cores are its grid's
+    --gpu-cpus), minus trials whose trial_id is in `skip` (done on a --resume)."""
     by_name = {c.name: c for c in classes or []}
-    plans = [_plan(spec, alloc, cfg, by_name.get(cfg.hw_class)) for cfg in _cell_configs(spec, classes)]
+    plans = []
+    for grid in grids(spec):
+        own = alloc if grid is spec else dataclasses.replace(alloc, gpu_cell_cpus=grid.gpu_cpus)
+        plans += [_plan(grid, own, cfg, by_name.get(cfg.hw_class)) for cfg in _cell_configs(grid, classes)]
     return [p for p in plans if p.trial.trial_id not in skip]
 
 

@@ -101,7 +101,12 @@ OPTIONS: tuple[Option, ...] = (
            shown="none", resumable=True,
            doc="`paper`: the paper's study, `cifar10` (downloaded into `--data-dir`; or `--dataset "
            "folder:PATH`), the three models, `cpu,gpu`, batch 128, loader, fp32, 10 epochs, no step caps. "
-           "Options given beside it override it; spec.json records the preset and the options in effect"),
+           "`paper-explained`: every cell of the explained answer (`orchestrator/plan/study.py`: paper, "
+           "device, best candidates, the 8-worker what-if) as one sweep, with the paper's data, models and "
+           "epochs; the options its cells set (`--batch-size`, `--pipeline`, `--precision`, `--compile`, "
+           "`--workers`, `--gpu-cpus`) are refused beside it, `--devices` keeps that device's cells. "
+           "Options given beside a preset override it; spec.json records the preset and the options in "
+           "effect"),
     *(_axis(axis) for axis in AXES),
     Option("epochs", int, d.EPOCHS, "Epochs per trial; epoch 1 is warm-up.", "epochs",
            doc="epochs per trial; epoch 1 is warm-up and left out of statistics"),

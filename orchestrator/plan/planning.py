@@ -4,7 +4,8 @@
     planned.plans                                        # one TrialPlan per trial to run
     idle_note(planned.plans, nodes)                      # the "can run no cell" line, or None
 
-The steps, in order: the devices the nodes have (no --devices), gpu cells refused where no node has a
+The steps, in order: the devices the nodes have (no --devices), a line naming the cells --devices
+leaves out of a preset with cells (presets.py), gpu cells refused where no node has a
 GPU (preflight.check_devices, the "no GPU found on any node" line), each cell's cores against the nodes,
 the hardware classes (--per-class), the grid expanded minus the trials already complete (`skip`, a
 --resume's), CPU cells sized to the nodes that will run them (sizing.py; not with --uniform-cells),
@@ -23,6 +24,7 @@ from orchestrator.lab import hardware
 from orchestrator.lab.hardware import HwClass
 from orchestrator.plan.matrix import _fits, describe, expand, resolve_allotment, unplaceable
 from orchestrator.plan.preflight import check_devices
+from orchestrator.plan.presets import PRESETS
 from orchestrator.plan.sizing import size_to_nodes, sizes_line
 from orchestrator.plan.spec import SpecError, SweepSpec, resolve_devices
 from orchestrator.plan.trial_plan import TrialPlan
@@ -52,6 +54,8 @@ def plan_sweep(
     devices, or when a trial fits no node."""
     spec = resolve_devices(spec, nodes, echo)  # no --devices: those the nodes have
     check_devices(spec, nodes)
+    if note := _left_out(spec):
+        echo(note)
     alloc = resolve_allotment(spec, [int(n["resources"].get("CPU", 0)) for n in nodes])
     classes = _classes(spec, nodes, cpu_models)
     plans, sizes = size_to_nodes(spec, expand(spec, alloc, skip, classes), nodes)
@@ -61,6 +65,20 @@ def plan_sweep(
     if problem:
         raise SpecError(problem)
     return SweepPlan(spec=spec, plans=plans, classes=classes)
+
+
+def _left_out(spec: SweepSpec) -> str | None:
+    """The line saying which cells of a preset with cells --devices leaves out, and how to run them."""
+    cells = PRESETS[spec.preset].cells if spec.preset else None
+    others = [d.value for d in dict.fromkeys(c.device for c in cells or ()) if d not in spec.devices]
+    if not others:
+        return None
+    n = sum(c.device.value in others for c in cells)
+    return (
+        f"benchctl: --devices {','.join(d.value for d in spec.devices)}: the {n} {'/'.join(others)} cells "
+        f"per model of --preset {spec.preset.value} are left out; run them with --devices "
+        f"{','.join(others)} and another --name, then report both folders together"
+    )
 
 
 def _classes(spec: SweepSpec, nodes: list[dict], cpu_models) -> list[HwClass] | None:

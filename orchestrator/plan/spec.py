@@ -23,9 +23,10 @@ from pathlib import Path
 from orchestrator.plan import storage
 from orchestrator.plan.axes import AXES, GRID_AXES
 from orchestrator.plan.options import FIELD_DEFAULTS as _D
-from orchestrator.plan.options import RESUMABLE_FIELDS, Placement, TrialProcess, default_name
+from orchestrator.plan.options import OPTIONS, RESUMABLE_FIELDS, Placement, TrialProcess, default_name
 from orchestrator.plan.parse import SpecError, not_allowed
-from orchestrator.plan.presets import Preset
+from orchestrator.plan.presets import PRESETS, Preset
+from orchestrator.plan.study import PER_CELL
 from trainables.config import (
     PAPER_MODELS,
     START_METHOD,
@@ -130,6 +131,7 @@ class SweepSpec:
             )
         self._check_models()
         self._check_storage()
+        self._check_per_cell()
         if not _NAME_RE.match(self.name):
             rule = "1-100 letters, digits, '.', '_' or '-', starting with a letter or digit"
             raise SpecError(not_allowed("--name", self.name, rule))
@@ -155,6 +157,19 @@ class SweepSpec:
         except ValueError as exc:
             field_name, _, rule = str(exc).partition(": ")  # TrialConfig's messages: "field: ..."
             raise SpecError(f"--{field_name.replace('_', '-')}: {rule}") from None
+
+    def _check_per_cell(self) -> None:
+        """SpecError for an option beside a preset with cells (presets.py) that sets what its cells set
+        each for itself (study.PER_CELL); --devices keeps the cells of those devices instead."""
+        preset = PRESETS[self.preset] if self.preset else None
+        if preset is None or preset.cells is None:
+            return
+        for name in (n for n in PER_CELL if n != "devices" and getattr(self, n) != preset.settings[n]):
+            flag = next(o.flag for o in OPTIONS if o.field == name)
+            raise SpecError(
+                f"{flag}: --preset {self.preset.value} sets it for each of its cells itself; drop {flag}, "
+                f"or use --preset {Preset.paper.value} (one grid, which {flag} sets)"
+            )
 
     def _check_storage(self) -> None:
         names = ("checkpoint_every", "checkpoint_every_s", "storage")

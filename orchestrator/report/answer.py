@@ -224,15 +224,28 @@ def missing_part(model: ReportModel) -> str:
         for m, g in table.groupby("model", sort=False)
     ]
     return (
-        "**Not measured** (cells of the explained study, `orchestrator/analysis/study.py`): "
+        "**Not measured** (cells of the explained study, `orchestrator/plan/study.py`): "
         + "; ".join(parts)
         + ".\n"
     )
 
 
+def measured_part(model: ReportModel) -> str:
+    table = model.explained.measured
+    if table.empty:
+        return ""
+    parts = [
+        f"{m}: " + ", ".join(f"{r.kind} `{r.cell}`" for r in g.itertuples())
+        for m, g in table.groupby("model", sort=False)
+    ]
+    return "**Measured** (cells of the explained study, by kind): " + "; ".join(parts) + ".\n"
+
+
 def section(model: ReportModel) -> str:
-    if model.cpu_only:  # no pair to explain: the verdicts alone, in CPU terms
-        return "## The answer\n\n" + CPU_ONLY + "\n\n" + verdicts_part(model)
+    if model.cpu_only:  # no pair to explain: the verdicts alone, in CPU terms (a study's: and its cells)
+        study = [measured_part(model), missing_part(model)] if model.study else []
+        parts = [verdicts_part(model), *study]
+        return "## The answer\n\n" + CPU_ONLY + "\n\n" + "\n".join(p for p in parts if p)
     parts = [
         speedups_part(model),
         scaling_part(model),

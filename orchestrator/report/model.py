@@ -26,6 +26,8 @@ from orchestrator.analysis.stats import accuracy_curves, cell_summary, epochs_on
 from orchestrator.analysis.variants import variants
 from orchestrator.plan.axes import CONFIG_AXES
 from orchestrator.plan.hints import resume_command
+from orchestrator.plan.presets import PRESETS
+from orchestrator.plan.spec import read_stored_spec
 from orchestrator.results.files import ResultsError
 from orchestrator.results.reader import read_many
 from orchestrator.results.rows import CELL, CONFIG, EPOCH_SCHEMA, HW_CLASS, RUN, with_cell_defaults
@@ -99,6 +101,7 @@ class ReportModel:
     unmarked_axes: frozenset[str] = frozenset()  # axes whose column is left out (unmarked_axes)
     several_configs: bool = False  # 2+ configurations: cell names carry batch, pipeline, precision
     cpu_only: bool = False  # no row has a GPU side: no speedup, and GPU-only parts do not apply
+    study: bool = False  # a sweep ran a preset with cells (--preset paper-explained): name them all
     # the devices whose efficiency rows span 2+ hardware classes: those rows name their class
     efficiency_classes: frozenset[str] = frozenset()
 
@@ -232,4 +235,11 @@ def build_model(
         batch_sizes=tuple(batch_sizes(epochs)),
         chance_pct=chance_pct(epochs),
         efficiency_classes=frozenset(by_device[by_device > 1].index),
+        study=any(_runs_a_study(d) for d in dirs),
     )
+
+
+def _runs_a_study(results_dir: Path) -> bool:
+    """Whether the sweep's spec.json names a preset with cells (plan/presets.py), e.g. paper-explained."""
+    preset = (read_stored_spec(results_dir) or {}).get("preset")
+    return preset in {p.value for p, settings in PRESETS.items() if settings.cells is not None}

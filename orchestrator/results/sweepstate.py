@@ -3,6 +3,7 @@ and those still unfinished, and whether several sweeps' conditions may be pooled
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 from collections.abc import Iterable
@@ -12,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from orchestrator.plan.axes import AXES
+from orchestrator.plan.presets import union_grids
 from orchestrator.plan.spec import (
     SpecError,
     SweepSpec,
@@ -23,7 +25,7 @@ from orchestrator.plan.spec import (
 from orchestrator.plan.storage import checkpoint_location
 from orchestrator.results.files import ResultsError, file_key, read_file
 from orchestrator.results.reader import read_kind
-from trainables.config import TrialConfig
+from trainables.config import WORKERS, Pipeline, TrialConfig
 
 
 @dataclass(frozen=True)
@@ -41,26 +43,59 @@ def _attempt_of(path: Path) -> int:
     return int(path.stem.rpartition("-a")[2])
 
 
-def planned_trials(spec: dict) -> list[str] | None:
-    """The trial ids a sweep's spec asks for (TrialConfig.trial_id of every combination of the grid's
-    axes, orchestrator/plan/axes.py), or None when they depend on the cluster (--per-class: classes found
-    then) or the spec does not say (no devices, or a value TrialConfig refuses)."""
+def planned_configs(spec: dict) -> list[TrialConfig] | None:
+    """The trials a sweep's spec asks for (the product of the grid's axes, orchestrator/plan/axes.py, of
+    each grid a preset with cells unites: presets.union_grids), as TrialConfigs of what sets their ids,
+    or None when they depend on the cluster (--per-class: classes found then) or the spec does not say
+    (no devices, an unknown preset, or a value TrialConfig refuses)."""
     if spec.get("per_class"):
         return None
     # an axis added after the spec was stored (compiles) ran at its default
     stored = {a.spec_field: spec.get(a.spec_field, a.default.split(",") if a.default else None) for a in AXES}
+    stored["workers"] = spec.get("workers", WORKERS)
     if not all(isinstance(stored[a.spec_field], list) for a in AXES) or not isinstance(
         spec.get("repeats"), int
     ):
         return None
     try:
+        unions = union_grids(spec.get("preset"), stored["devices"])
+        grids = [stored] if unions is None else [{**stored, **_as_stored(fields)} for fields in unions]
+        names = [a.trial_field for a in AXES]
         return [
-            TrialConfig(**{a.trial_field: v for a, v in zip(AXES, combo, strict=True)}, repeat=r).trial_id
-            for combo in itertools.product(*(stored[a.spec_field] for a in AXES))
+            TrialConfig(**dict(zip(names, combo, strict=True)), repeat=r, workers=grid["workers"])
+            for grid in grids
+            for combo in itertools.product(*(grid[a.spec_field] for a in AXES))
             for r in range(spec["repeats"])
         ]
     except (TypeError, ValueError):
         return None
+
+
+def _as_stored(fields: dict) -> dict:
+    return {k: [getattr(v, "value", v) for v in x] if isinstance(x, tuple) else x for k, x in fields.items()}
+
+
+def planned_trials(spec: dict) -> list[str] | None:
+    """The trial ids of planned_configs(spec), or None where it is None."""
+    configs = planned_configs(spec)
+    return None if configs is None else [c.trial_id for c in configs]
+
+
+def ids_before_workers(spec: dict) -> dict[str, str]:
+    """For a sweep run with other than WORKERS DataLoader workers (one grid, so every trial has them):
+    the id each of its loader trials had before TrialConfig.cell named the workers -> its id now. Results
+    such a sweep stored then count under their id now (a --resume, the report's unfinished trials)."""
+    try:
+        if union_grids(spec.get("preset"), None) is not None or spec.get("workers", WORKERS) == WORKERS:
+            return {}
+    except ValueError:  # a preset this benchctl does not know
+        return {}
+    configs = planned_configs(spec) or []
+    return {
+        dataclasses.replace(c, workers=WORKERS).trial_id: c.trial_id
+        for c in configs
+        if c.pipeline is Pipeline.loader
+    }
 
 
 def same_conditions(a: dict, b: dict) -> bool:
@@ -146,6 +181,7 @@ def unfinished_trials(results_dir: Path, trials: pd.DataFrame, others: Iterable[
         }
         trials = trials[trials.sweep.isin(fillers)]
     ok = set(trials.loc[trials.status == "ok", "trial"]) if not trials.empty else set()
+    ok |= {now for before, now in ids_before_workers(spec).items() if before in ok}
     return [t for t in planned if t not in ok]
 
 
@@ -153,14 +189,18 @@ def progress(results_dir: Path, storage: str | None = None) -> Progress:
     """Read the trials table (and the epochs files' names) of a sweep directory whose Tune storage is
     `storage` (its --storage; None: results_dir/.tune)."""
     trials = read_kind(results_dir, "trials")
+    recorded = {file_key(t, int(a)) for t, a in zip(trials.trial, trials.attempt, strict=True)}
+    renamed = ids_before_workers(read_stored_spec(results_dir) or {})
+    if renamed and not trials.empty:  # stored before the cell named its workers: read under the id now
+        trials = trials.assign(trial=trials.trial.map(lambda t: renamed.get(t, t)))
     ok = trials[trials.status == "ok"]
     attempts: dict[str, int] = {}
     for trial, attempt in zip(trials.trial, trials.attempt, strict=True):
         attempts[trial] = max(attempts.get(trial, 0), int(attempt))
-    recorded = {file_key(t, int(a)) for t, a in zip(trials.trial, trials.attempt, strict=True)}
     orphans = tuple(f for f in sorted((results_dir / "epochs").glob("*.parquet")) if f.stem not in recorded)
     for f in orphans:  # an orphan's attempt number stays taken: the retry gets the next one
         for trial in set(read_file(f, "epochs").column("trial").to_pylist()):
+            trial = renamed.get(trial, trial)
             attempts[trial] = max(attempts.get(trial, 0), _attempt_of(f))
     return Progress(
         done=frozenset(ok.trial),
