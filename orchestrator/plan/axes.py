@@ -52,6 +52,7 @@ class Axis:
     short: str = "{}"
     unmarked: str | None = None
     before: str | None = None
+    schema: str = "1"  # the results schema version (results/schema.py) whose rows first held its column
 
     @property
     def column(self) -> str:
@@ -110,7 +111,8 @@ AXES: tuple[Axis, ...] = (
          "C++), compiled before epoch 1 and timed apart as `compile_s`; full batches only "
          "(`trainables/compiled.py`). A comma list is a grid axis; the report pairs eager with eager, "
          "compiled with compiled, and shows the gain (`reports/h200-compile`)", header="step",
-         words=(("on", "compiled"), ("off", "eager")), unmarked="off", before="off"),
+         words=(("on", "compiled"), ("off", "eager")), unmarked="off", before="off",
+         schema="6"),
 )  # fmt: skip
 
 # Spec fields that pick which trials a sweep plans (its grid), not the conditions each trial runs under.
