@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pyarrow as pa
 
+from orchestrator.analysis.variants import cell_name
 from orchestrator.plan.axes import AXES, CONFIG_AXES, Kind
 from orchestrator.report import figures, tables
 from orchestrator.report.formats import config_label, config_name, config_tags
@@ -66,3 +67,11 @@ def test_every_axis_is_a_column_of_both_result_schemas_promised_from_its_version
         assert a.trial_field in promised_columns("epochs", a.schema)
         assert older == "0" or a.trial_field not in promised_columns("trials", older)
     assert "compile" not in promised_columns("epochs", "5") and "compile" in promised_columns("trials", "7")
+
+
+def test_a_variant_cells_name_says_its_axes():
+    row = dict(model="m", hw_class="gpu:H200", device="gpu", batch_size=128, pipeline="loader",
+               precision="fp32", compile="off", data_workers=2, cpus_allotted=3)  # fmt: skip
+    assert cell_name(row) == "m/gpu:H200/bs128/loader/fp32/eager (2 workers, 3 CPUs)"
+    compiled = dict(row, compile="on", pipeline="resident")
+    assert cell_name(compiled) == "m/gpu:H200/bs128/resident/fp32/compiled (3 CPUs)"

@@ -21,10 +21,11 @@ share one sweep without adding cells no kind needs). Pure data and functions: no
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import pandas as pd
 
+from orchestrator.plan.axes import AXES
 from trainables.config import BATCH_SIZE, EPOCHS, PAPER_MODELS, WORKERS, Compile, Device, Pipeline, Precision
 
 PAPER, DEVICE, BEST, WHAT_IF = "paper", "device", "best", "what-if"
@@ -74,16 +75,21 @@ def of_kind(kind: str, device: str, study: tuple[ExpectedCell, ...] = STUDY) -> 
     return [c for c in study if c.kind == kind and c.device == device]
 
 
+# the axes (plan/axes.py) an ExpectedCell does not name (every model is in the study): their default value
+_UNNAMED = [a for a in AXES if a.trial_field not in {"model", *(f.name for f in fields(ExpectedCell))}]
+
+
 def matches(expected: ExpectedCell, cell) -> bool:
     """Whether a measured cell (a row with device, batch_size, pipeline, precision, compile and
     data_workers, e.g. of analysis.variants) is `expected`: every axis equal, and the DataLoader's
-    workers where the expected cell names them."""
+    workers where the expected cell names them; an axis it does not name at its default."""
     same = (
         cell["device"] == expected.device
         and _int(cell.get("batch_size")) == expected.batch_size
         and cell["pipeline"] == expected.pipeline
         and cell["precision"] == expected.precision
         and cell["compile"] == expected.compile
+        and all(str(cell.get(a.trial_field, a.before)) == a.default for a in _UNNAMED)
     )
     if not same or expected.workers is None or expected.pipeline is not Pipeline.loader:
         return bool(same)
