@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from orchestrator.analysis.compare import FASTER, NO_INTERVAL, SAME, SLOWER, compare, verdict
 from orchestrator.cli import app
 from orchestrator.plan.spec import SweepSpec
+from orchestrator.report import compare_view
 from orchestrator.results.files import file_key, write_json_atomic, write_rows
 
 runner = CliRunner()
@@ -23,16 +24,19 @@ A_SECONDS = {("simple_cnn", "cpu"): 8.0, ("simple_cnn", "gpu"): 2.0, ("resnet18"
 
 
 def fake_sweep(out: Path, name: str, seconds: dict, spec_json: bool = True, **spec_fields) -> Path:
-    """A results directory: per (model, device) in `seconds`, one finished trial of a warm-up epoch and
-    8 steady epochs of seconds[...] x NOISE, with a spec.json as `sweep` writes it."""
+    """A results directory: per (model, device) in `seconds` (or (model, device, compile): eager where not
+    given), one finished trial of a warm-up epoch and 8 steady epochs of seconds[...] x NOISE, with a
+    spec.json as `sweep` writes it."""
     spec = SweepSpec(
         name=name, out=out, models=("simple_cnn", "resnet18"), devices=("cpu", "gpu"), **spec_fields
     )
-    for (model, device), base_s in seconds.items():
-        trial = f"{model}/{device}/bs128/loader/fp32/r0"
+    for (model, device, *step), base_s in seconds.items():
+        compiled = step == ["on"]
+        trial = f"{model}/{device}/bs128/loader/fp32{'/compiled' if compiled else ''}/r0"
         ident = {"sweep": name, "model": model, "params": 551018, "batch_size": 128, "pipeline": "loader",
-                 "precision": "fp32", "dataset": "synthetic", "repeat": 0, "device": device,
-                 "cell": trial.rsplit("/", 1)[0], "trial": trial, "attempt": 1}  # fmt: skip
+                 "precision": "fp32", "compile": "on" if compiled else "off", "dataset": "synthetic",
+                 "repeat": 0, "device": device, "cell": trial.rsplit("/", 1)[0], "trial": trial,
+                 "attempt": 1}  # fmt: skip
         rows = [{**ident, "epoch": 1, "warmup": True, "epoch_s": 1e6}]  # warm-up: must not count
         rows += [
             {**ident, "epoch": e, "warmup": False, "epoch_s": base_s * f}
@@ -104,6 +108,22 @@ def test_cli_table_and_compare_md(pair, tmp_path):
     assert "| 8.00 | 16.0 | 2.00x [" in row and row.endswith("| slower |")
     assert "- Only in A: `resnet18 cpu (batch 128, loader, fp32)`." in md
     assert "- Conditions that differ (A vs B): `epochs` (10 vs 3)." in md
+
+
+def test_an_axis_the_cells_differ_in_has_a_column(tmp_path):
+    """Every configuration axis (plan.axes.CONFIG_AXES) the cells differ in is a column: an eager and a
+    compiled cell are two rows told apart, not two rows alike; an all-eager comparison has no step column."""
+    seconds = {("simple_cnn", "gpu", "off"): 2.0, ("simple_cnn", "gpu", "on"): 1.0}
+    a, b = (
+        fake_sweep(tmp_path, "a", seconds),
+        fake_sweep(tmp_path, "b", {k: 2 * v for k, v in seconds.items()}),
+    )
+    text = compare_view.terminal_text(compare(a, b)).splitlines()
+    assert text[3].split()[:7] == ["model", "device", "batch", "pipeline", "precision", "step", "class"]
+    assert [line.split()[5] for line in text[5:7]] == ["eager", "compiled"]
+    assert "| step |" in compare_view.markdown(compare(a, b))
+    eager = fake_sweep(tmp_path, "c", {("simple_cnn", "gpu"): 2.0})
+    assert "step" not in compare_view.terminal_text(compare(eager, eager)).splitlines()[3]
 
 
 def test_cli_json_and_out(pair, tmp_path):

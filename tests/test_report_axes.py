@@ -1,14 +1,25 @@
-"""The report's configuration comes from plan.axes.AXES: its columns, labels, names and figure slots."""
+"""The configuration comes from plan.axes.AXES: the report's columns, labels, names and figure slots, and the
+result schema's axis columns."""
 
 from __future__ import annotations
 
 import pandas as pd
+import pyarrow as pa
 
-from orchestrator.plan.axes import AXES, CONFIG_AXES
+from orchestrator.analysis.variants import cell_name
+from orchestrator.plan.axes import AXES, CONFIG_AXES, Kind
 from orchestrator.report import figures, tables
 from orchestrator.report.formats import config_label, config_name, config_tags
 from orchestrator.report.model import ReportModel
-from orchestrator.results.rows import CELL, CELL_DEFAULTS, CONFIG
+from orchestrator.results.rows import (
+    CELL,
+    CELL_DEFAULTS,
+    CONFIG,
+    EPOCH_SCHEMA,
+    TRIAL_SCHEMA,
+    promised_columns,
+)
+from orchestrator.results.schema import READABLE_VERSIONS, SCHEMA_VERSION
 
 
 def test_the_cell_key_and_the_configuration_are_the_axes():
@@ -42,3 +53,25 @@ def test_an_all_eager_table_leaves_the_step_column_out():
     assert "step" not in tables.columns(eager, tables.HEADLINE)
     assert "step" in tables.columns(mixed, tables.HEADLINE)
     assert tables.rows(mixed, ["model", "step"]) == [["m", "eager"], ["m", "compiled"]]
+
+
+def test_every_axis_is_a_column_of_both_result_schemas_promised_from_its_version():
+    """rows.py takes each axis's column from AXES: its type (an integer for Kind.ints, else text) and the
+    schema version from which files must hold it (compile: 6; older files read as its Axis.before)."""
+    for schema in (EPOCH_SCHEMA, TRIAL_SCHEMA):
+        for a in AXES:
+            assert schema.field(a.trial_field).type == (pa.int32() if a.kind is Kind.ints else pa.string())
+    for a in AXES:
+        assert a.schema in READABLE_VERSIONS and int(a.schema) <= int(SCHEMA_VERSION)
+        older = str(int(a.schema) - 1)
+        assert a.trial_field in promised_columns("epochs", a.schema)
+        assert older == "0" or a.trial_field not in promised_columns("trials", older)
+    assert "compile" not in promised_columns("epochs", "5") and "compile" in promised_columns("trials", "7")
+
+
+def test_a_variant_cells_name_says_its_axes():
+    row = dict(model="m", hw_class="gpu:H200", device="gpu", batch_size=128, pipeline="loader",
+               precision="fp32", compile="off", data_workers=2, cpus_allotted=3)  # fmt: skip
+    assert cell_name(row) == "m/gpu:H200/bs128/loader/fp32/eager (2 workers, 3 CPUs)"
+    compiled = dict(row, compile="on", pipeline="resident")
+    assert cell_name(compiled) == "m/gpu:H200/bs128/resident/fp32/compiled (3 CPUs)"

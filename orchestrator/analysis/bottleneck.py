@@ -28,33 +28,37 @@ import numpy as np
 import pandas as pd
 
 from orchestrator.analysis.bounds import INPUT, LAUNCH, verdict
-from orchestrator.results.rows import HW_CLASS
+from orchestrator.results.rows import CONFIG, HW_CLASS
 
 WORKERS, RESIDENT, COMPILED = "workers", "resident", "compiled"
 CHANGES = (WORKERS, RESIDENT, COMPILED)
 ORDER = {INPUT: (WORKERS, RESIDENT, COMPILED), LAUNCH: (COMPILED, RESIDENT, WORKERS)}
 EVIDENCE = ["data_share", "gpu_util_pct", "mfu", "achieved_tflops", "peak_tflops", "epoch_s", "images_per_s"]
-COLUMNS = ["cell", "model", "device", HW_CLASS, "batch_size", "pipeline", "precision", "compile"]
+COLUMNS = ["cell", "model", "device", HW_CLASS, *CONFIG]  # CONFIG: batch_size, pipeline, precision, compile
 COLUMNS += ["data_workers", "cpus_allotted", "verdict", "reason", *EVIDENCE]
 COLUMNS += ["what_if", "what_if_change", "what_if_cell", "what_if_factor"]
 
 
+def _alike(cell: dict, other: dict, but: str = "") -> bool:
+    """Whether `other` holds `cell`'s value of every configuration axis (rows.CONFIG) but `but`."""
+    return all(other[c] == cell[c] for c in CONFIG if c != but)
+
+
 def _counterfactual(change: str, cell: dict, other: dict) -> bool:
     """Whether `other` is `cell` with `change` made (same model, device, class, batch: the caller's)."""
-    same_step = other["precision"] == cell["precision"] and other["compile"] == cell["compile"]
     if change == WORKERS:
         return (
-            same_step
-            and cell["pipeline"] == other["pipeline"] == "loader"
+            _alike(cell, other)
+            and cell["pipeline"] == "loader"
             and int(other["data_workers"]) > int(cell["data_workers"])
         )
     if change == RESIDENT:
-        return same_step and cell["pipeline"] == "loader" and other["pipeline"] == "resident"
+        loader_to_resident = cell["pipeline"] == "loader" and other["pipeline"] == "resident"
+        return _alike(cell, other, "pipeline") and loader_to_resident
     return (
-        cell["compile"] == "off"
+        _alike(cell, other, "compile")
+        and cell["compile"] == "off"
         and other["compile"] == "on"
-        and other["pipeline"] == cell["pipeline"]
-        and other["precision"] == cell["precision"]
         and int(other["data_workers"]) == int(cell["data_workers"])
     )
 
@@ -123,7 +127,7 @@ def bottleneck_table(cells: pd.DataFrame) -> pd.DataFrame:
         rows.append(
             {
                 "cell": cell["name"],
-                **{c: cell[c] for c in COLUMNS[1:10]},
+                **{c: cell[c] for c in COLUMNS[1 : COLUMNS.index("verdict")]},
                 "verdict": label,
                 "reason": reason,
                 **{c: float(cell[c]) if not pd.isna(cell[c]) else np.nan for c in EVIDENCE},

@@ -6,7 +6,7 @@
         print(cell.label, cell.ratio, cell.low, cell.high, cell.verdict)
 
 Definitions:
-    cell      = (model, device, batch_size, pipeline, precision, hw_class), as stats.CLASS_CELL: a
+    cell      = stats.CLASS_CELL's values (model, device, the other axes of plan.axes.AXES, hw_class): a
                 cell of A is matched only with the same cell of B (hardware classes never pooled)
     ratio     = median(B steady epoch_s) / median(A steady epoch_s): above 1, B took longer
     interval  = speedups.bootstrap_speedup_ci(B samples, A samples): the same seeded percentile bootstrap
@@ -26,32 +26,35 @@ import pandas as pd
 
 from orchestrator.analysis.speedups import bootstrap_speedup_ci, speedup
 from orchestrator.analysis.stats import CLASS_CELL, ok_epochs, steady_epochs
+from orchestrator.plan.axes import AXES, CONFIG_AXES, Kind
 from orchestrator.plan.spec import condition_differences, read_stored_spec
 from orchestrator.results.files import ResultsError
 from orchestrator.results.reader import read_results
 
+_NUMBERS = {a.trial_field for a in AXES if a.kind is Kind.ints}  # batch_size; the other axes are text
 SLOWER, FASTER, SAME, NO_INTERVAL = "slower", "faster", "same within noise", "no interval"
 
 
 @dataclass(frozen=True)
 class Cell:
-    """One cell's identity; `label` names it in one line."""
+    """One cell's identity: its values of stats.CLASS_CELL (each axis of plan.axes.AXES, then hw_class, ""
+    when not recorded), read as attributes (`cell.model`, `cell.compile`); `label` names it in one line."""
 
-    model: str
-    device: str
-    batch_size: int
-    pipeline: str
-    precision: str
-    compile: str  # off (eager) or on
-    hw_class: str  # "" when not recorded
+    values: tuple  # in CLASS_CELL's order
+
+    def __getattr__(self, column: str):
+        if column != "values" and column in CLASS_CELL:
+            return self.values[CLASS_CELL.index(column)]
+        raise AttributeError(column)
+
+    def as_dict(self) -> dict:
+        return dict(zip(CLASS_CELL, self.values, strict=True))
 
     @property
     def label(self) -> str:
-        hw = f", {self.hw_class}" if self.hw_class else ""
-        step = ", compiled" if self.compile == "on" else ""
-        return f"{self.model} {self.device} (batch {self.batch_size}, {self.pipeline}, " + (
-            f"{self.precision}{step}{hw})"
-        )
+        """e.g. "resnet18 gpu (batch 128, loader, fp32, compiled, gpu:H200)": the unmarked values left out."""
+        tags = [tag for a in CONFIG_AXES if (tag := a.tag(getattr(self, a.trial_field)))]
+        return f"{self.model} {self.device} ({', '.join(tags + ([self.hw_class] if self.hw_class else []))})"
 
 
 @dataclass(frozen=True)
@@ -98,11 +101,11 @@ class Comparison:
                 "a": self.a,
                 "b": self.b,
                 "cells": [
-                    {**asdict(c.cell), **{k: v for k, v in asdict(c).items() if k != "cell"}}
+                    {**c.cell.as_dict(), **{k: v for k, v in asdict(c).items() if k != "cell"}}
                     for c in self.cells
                 ],  # fmt: skip
-                "only_a": [asdict(c) for c in self.only_a],
-                "only_b": [asdict(c) for c in self.only_b],
+                "only_a": [c.as_dict() for c in self.only_a],
+                "only_b": [c.as_dict() for c in self.only_b],
                 "differing_conditions": {k: {"a": a, "b": b} for k, (a, b) in self.differing.items()},
                 "unknown_conditions": list(self.unknown_conditions),
             }
@@ -128,9 +131,8 @@ def _samples(results_dir: Path) -> dict[Cell, pd.Series]:
         raise ResultsError(f"{results_dir}: no completed epochs to compare; run or resume the sweep first")
     out = {}
     for key, g in steady.groupby(CLASS_CELL, dropna=False, sort=True):
-        values = dict(zip(CLASS_CELL, key, strict=True))
-        values["batch_size"] = int(values["batch_size"])
-        out[Cell(**{k: str(v) if k != "batch_size" else v for k, v in values.items()})] = g["epoch_s"]
+        values = tuple(int(v) if k in _NUMBERS else str(v) for k, v in zip(CLASS_CELL, key, strict=True))
+        out[Cell(values)] = g["epoch_s"]
     return out
 
 

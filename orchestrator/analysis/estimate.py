@@ -6,8 +6,8 @@
 
 A trial's rate (training images/s) comes from, in this order:
 
-1. this machine's earlier runs: every sweep under `--out`, epoch rows of the same cell (model, device, batch,
-   pipeline, precision, compile) run on this host's CPU model (cpu) or GPU model (gpu), those with the same
+1. this machine's earlier runs: every sweep under `--out`, epoch rows of the same cell (its values of every
+   axis, plan/axes.py) run on this host's CPU model (cpu) or GPU model (gpu), those with the same
    core count first; the median images/s of their steady epochs, and of their test passes;
 2. else KNOWN_RATES: images/s measured in the committed reports, scaled to the model by its training FLOPs
    (analysis/flops_table.py) when the model was not measured, and for a CPU cell linearly by its cores. That
@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.analysis.flops_table import train_flops
+from orchestrator.plan.axes import AXES, Kind
 from orchestrator.plan.matrix import _fits
 from orchestrator.plan.trial_plan import TrialPlan
 from trainables.config import EVAL_BATCH_SIZE, Device
@@ -141,28 +142,33 @@ def _history(out: Path | None) -> dict[tuple, list]:
         return {}
     from orchestrator.results.files import ResultsError
     from orchestrator.results.reader import read_kind  # pandas: only when there are runs
+    from orchestrator.results.rows import with_cell_defaults
 
-    columns = ("model", "device", "batch_size", "pipeline", "precision", "compile", "device_name",
-               "cpus_allotted", "warmup", "restored", "images_per_s", "eval_images", "eval_s")  # fmt: skip
+    columns = (*(a.trial_field for a in AXES), "device_name", "cpus_allotted", "warmup", "restored",
+               "images_per_s", "eval_images", "eval_s")  # fmt: skip
     try:
-        rows = read_kind(dirs, "epochs", columns)
+        rows = with_cell_defaults(read_kind(dirs, "epochs", columns))
     except (ResultsError, OSError):
         return {}
     rows = rows[~rows.warmup.fillna(False).astype(bool) & ~rows.restored.fillna(False).astype(bool)]
     out_rows: dict[tuple, list] = defaultdict(list)
     for r in rows.itertuples(index=False):
-        cell = (r.model, r.device, int(r.batch_size), r.pipeline, r.precision, r.compile or "off")
-        key = (*cell, r.device_name)
-        out_rows[key].append(r)
+        out_rows[(*_cell(r), r.device_name)].append(r)
     return out_rows
+
+
+def _cell(row) -> tuple:
+    """The cell of an epoch row or a TrialConfig, as _history keys it: each axis's value (plan.axes.AXES),
+    numbers as int, enums as their values."""
+    values = ((a, getattr(row, a.trial_field)) for a in AXES)
+    return tuple(int(v) if a.kind is Kind.ints else getattr(v, "value", v) for a, v in values)
 
 
 def _from_history(plan: TrialPlan, history: dict, cpu: str, gpus: list[str]) -> tuple[float, float] | None:
     """(training images/s, test images/s) of this cell on this host's CPU or GPU, or None."""
     cfg = plan.trial
     names = [cpu] if cfg.device is Device.cpu else gpus
-    rows = [r for n in names for r in history.get((cfg.model, cfg.device.value, cfg.batch_size,
-            cfg.pipeline.value, cfg.precision.value, cfg.compile.value, n), [])]  # fmt: skip
+    rows = [r for n in names for r in history.get((*_cell(cfg), n), [])]
     if not rows:
         return None
     same_cores = [r for r in rows if r.cpus_allotted == plan.cpus]

@@ -30,11 +30,11 @@ import numpy as np
 import pandas as pd
 
 from orchestrator.analysis.variants import Variants
-from orchestrator.results.rows import RUN
+from orchestrator.results.rows import CONFIG, RUN
 
 DEFAULT_MARGIN = 0.01  # the default target: the lower final accuracy minus 1 point
 GIVEN, DEFAULT = "--target-acc", "default"
-COLUMNS = ["model", "params", "kind", "batch_size", "pipeline", "precision", "compile", "cpu_class"]
+COLUMNS = ["model", "params", "kind", *CONFIG, "cpu_class"]  # CONFIG: batch_size, pipeline, ..., compile
 COLUMNS += ["gpu_class", "cpu_cell", "gpu_cell", "target_acc", "target_source", "cpu_s", "gpu_s"]
 COLUMNS += ["speedup", "cpu_epochs", "gpu_epochs", "cpu_reached", "cpu_runs", "gpu_reached", "gpu_runs"]
 COLUMNS += ["converged_alike"]
@@ -121,7 +121,7 @@ def time_to_accuracy(pairs: pd.DataFrame, v: Variants, target_acc: float | None 
         cpu_s, gpu_s = _median(cs), _median(gs)
         rows.append(
             {
-                **{c: r.get(c) for c in COLUMNS[:11]},
+                **{c: r.get(c) for c in COLUMNS[: COLUMNS.index("target_acc")]},
                 "target_acc": target, "target_source": source, "cpu_s": cpu_s, "gpu_s": gpu_s,
                 "speedup": cpu_s / gpu_s if gpu_s > 0 else math.nan,
                 "cpu_epochs": _median(ce), "gpu_epochs": _median(ge),

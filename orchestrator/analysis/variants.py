@@ -39,6 +39,7 @@ from orchestrator.analysis.stats import (
     steady_epochs,
     with_hw_class,
 )
+from orchestrator.plan.axes import CONFIG_AXES
 
 VARIANT = ("data_workers", "cpus_allotted")
 _SEP = "\x1f"  # joins hw_class and the variant into one key column while cell_summary groups by it
@@ -58,12 +59,12 @@ class Variants:
 
 def cell_name(row) -> str:
     """e.g. "simple_cnn/gpu:H200/bs128/loader/fp32/eager (2 workers, 3 CPUs)": model, hardware class
-    (the device where no class was recorded), the axes, and what fed it (workers for a DataLoader)."""
+    (the device where no class was recorded), the configuration's axes (axes.CONFIG_AXES, as slots say
+    them; an unmarked value only where its Axis.name_unmarked), and what fed it (workers for a DataLoader)."""
     where = str(row[HW_CLASS]) or str(row["device"])
-    step = "compiled" if row["compile"] == "on" else "eager"
+    tags = [a.tag(row[a.trial_field], short=True, keep_unmarked=a.name_unmarked) for a in CONFIG_AXES]
     fed = fed_label(row["pipeline"], row["data_workers"], row["cpus_allotted"])
-    base = f"{row['model']}/{where}/bs{row['batch_size']}/{row['pipeline']}/{row['precision']}/{step}"
-    return base + (f" ({fed})" if fed else "")
+    return "/".join([row["model"], where, *filter(None, tags)]) + (f" ({fed})" if fed else "")
 
 
 def fed_label(pipeline, workers, cpus) -> str:

@@ -9,8 +9,13 @@ TrialConfig field each of its values sets (trainables/config.py) and to the `ben
 that gives it. Everything else is derived from this table: the options, their help and defaults
 (orchestrator/plan/options.py takes each row in as a sweep option), the spec's validation, its spec.json
 keys and what a --resume compares (spec.py), the grid's product (matrix.py), the trial ids a stored
-spec plans and the columns each result row names its cell by (sweepstate.py, rows.py, tune_glue.py).
-So a new axis is a row here, its SweepSpec field and its TrialConfig field.
+spec plans (sweepstate.py), the result rows' columns, their types and the schema version that promises
+each (rows.py, tune_glue.py), and what the analysis and the report key, name and show a cell by (cell
+names, pairing, compare, estimates, the study's cells, tables, labels, figure slots).
+
+So a new axis touches: this table (a row), spec.py (its typed SweepSpec field), the trainable code
+(its TrialConfig field and the code that honours it), the tests, the README's options table (generated)
+and, as its result column is new, the next results schema version (results/schema.py, CHANGELOG.md).
 
 `repeats` is a grid axis too, but a count, not a list: repeat r of 0..N-1 sets TrialConfig.repeat.
 """
@@ -52,6 +57,8 @@ class Axis:
     short: str = "{}"
     unmarked: str | None = None
     before: str | None = None
+    schema: str = "1"  # the results schema version (results/schema.py) whose rows first held its column
+    name_unmarked: bool = False  # cell names (analysis/variants.py) say the unmarked value too: ".../eager"
 
     @property
     def column(self) -> str:
@@ -61,10 +68,10 @@ class Axis:
         """A value as the report's tables say it (`on` -> `compiled` for compile)."""
         return dict(self.words).get(str(value), str(value))
 
-    def tag(self, value, short: bool = False) -> str:
+    def tag(self, value, short: bool = False, keep_unmarked: bool = False) -> str:
         """A value as labels ("batch 128") or, `short`, slots and names ("bs128") say it; "" for the
-        unmarked value."""
-        if self.unmarked is not None and str(value) == self.unmarked:
+        unmarked value unless `keep_unmarked`."""
+        if self.unmarked is not None and str(value) == self.unmarked and not keep_unmarked:
             return ""
         return (self.short if short else self.label).format(self.word(value))
 
@@ -110,7 +117,8 @@ AXES: tuple[Axis, ...] = (
          "C++), compiled before epoch 1 and timed apart as `compile_s`; full batches only "
          "(`trainables/compiled.py`). A comma list is a grid axis; the report pairs eager with eager, "
          "compiled with compiled, and shows the gain (`reports/h200-compile`)", header="step",
-         words=(("on", "compiled"), ("off", "eager")), unmarked="off", before="off"),
+         words=(("on", "compiled"), ("off", "eager")), unmarked="off", before="off",
+         schema="6", name_unmarked=True),
 )  # fmt: skip
 
 # Spec fields that pick which trials a sweep plans (its grid), not the conditions each trial runs under.

@@ -23,6 +23,7 @@ from orchestrator.analysis.speedups import CI_CONFIDENCE
 from orchestrator.analysis.stats import PAPER_POINTS
 from orchestrator.analysis.study import KINDS
 from orchestrator.analysis.time_to_accuracy import DEFAULT_MARGIN, GIVEN
+from orchestrator.plan.axes import CONFIG_AXES
 from orchestrator.report.formats import (
     DASH,
     fmt_params,
@@ -108,9 +109,15 @@ def speedups_part(model: ReportModel) -> str:
 
 
 def _config(r) -> str:
-    step = "compiled" if r.compile == "on" else "eager"
-    fed = f" ({int(r.gpu_workers)} workers)" if r.pipeline == "loader" else ""
-    return f"batch {r.batch_size}, {r.pipeline}{fed}, {r.precision}, {step}"
+    """A scaling row's configuration as cell names say it (axes.CONFIG_AXES; an unmarked value only where
+    its Axis.name_unmarked), the DataLoader's workers after its pipeline: "batch 128, loader (2 workers),
+    fp32, eager"."""
+    fed = {"pipeline": f" ({int(r.gpu_workers)} workers)" if r.pipeline == "loader" else ""}
+    tags = [
+        a.tag(getattr(r, a.trial_field), keep_unmarked=a.name_unmarked) + fed.get(a.trial_field, "")
+        for a in CONFIG_AXES
+    ]
+    return ", ".join(filter(None, tags))
 
 
 def _exponent(b, low, high) -> str:

@@ -15,10 +15,23 @@ import json
 
 from orchestrator.analysis.compare import Comparison
 from orchestrator.analysis.speedups import CI_CONFIDENCE
+from orchestrator.plan.axes import CONFIG_AXES, Axis
 from orchestrator.report.formats import DASH, fmt_seconds, is_missing
 from orchestrator.report.sections import md_table
 
-HEADER = ["model", "device", "batch", "pipeline", "precision", "class", "A s", "B s", "B/A", "verdict"]
+
+def _axes(result: Comparison) -> list[Axis]:
+    """The configuration axes (axes.CONFIG_AXES) the table shows: all but those every cell holds at its
+    unmarked value (compile: an all-eager comparison has no step column)."""
+    return [
+        a
+        for a in CONFIG_AXES
+        if a.unmarked is None or any(str(getattr(r.cell, a.trial_field)) != a.unmarked for r in result.cells)
+    ]
+
+
+def _header(result: Comparison) -> list[str]:
+    return ["model", "device", *(a.column for a in _axes(result)), "class", "A s", "B s", "B/A", "verdict"]
 
 
 def _ratio(r) -> str:
@@ -31,8 +44,9 @@ def _ratio(r) -> str:
 
 
 def _rows(result: Comparison) -> list[list[str]]:
+    axes = _axes(result)
     return [
-        [r.cell.model, r.cell.device, str(r.cell.batch_size), r.cell.pipeline, r.cell.precision]
+        [r.cell.model, r.cell.device, *(a.word(getattr(r.cell, a.trial_field)) for a in axes)]
         + [r.cell.hw_class or DASH, fmt_seconds(r.a_epoch_s), fmt_seconds(r.b_epoch_s), _ratio(r), r.verdict]
         for r in result.cells
     ]
@@ -60,8 +74,9 @@ def _lines(result: Comparison, quote: str = "") -> list[str]:
 
 
 def terminal_text(result: Comparison) -> str:
-    widths = [max(len(row[i]) for row in [HEADER] + _rows(result)) for i in range(len(HEADER))]
-    numeric = range(6, 9)  # A s, B s, B/A read best right-aligned
+    header = _header(result)
+    widths = [max(len(row[i]) for row in [header] + _rows(result)) for i in range(len(header))]
+    numeric = range(len(header) - 4, len(header) - 1)  # A s, B s, B/A read best right-aligned
 
     def line(row: list[str]) -> str:
         return "  ".join(
@@ -71,7 +86,7 @@ def terminal_text(result: Comparison) -> str:
 
     table = [f"A = {result.a}", f"B = {result.b}", ""]
     if result.cells:
-        table += [line(HEADER).rstrip(), "  ".join("-" * w for w in widths)]
+        table += [line(header).rstrip(), "  ".join("-" * w for w in widths)]
         table += [line(row).rstrip() for row in _rows(result)]
     else:
         table.append("No cell was measured in both A and B.")
@@ -79,7 +94,8 @@ def terminal_text(result: Comparison) -> str:
 
 
 def markdown(result: Comparison) -> str:
-    table = md_table(HEADER, _rows(result)) if result.cells else "No cell was measured in both A and B."
+    none = "No cell was measured in both A and B."
+    table = md_table(_header(result), _rows(result)) if result.cells else none
     return "\n".join(
         [
             f"# Compare {result.b.name} (B) with {result.a.name} (A)\n",

@@ -323,7 +323,7 @@ def failures_section(model: ReportModel) -> str:
 
 def compile_gain_section(model: ReportModel) -> str:
     """Eager against compiled, per cell measured both ways: model.compile_gain (analysis.compile_gain)."""
-    axes = [a for a in CONFIG_AXES if a.trial_field != "compile"]  # eager and compiled: its two sides
+    axes = [a for a in _shown_axes(model) if a.trial_field != "compile"]  # eager and compiled: its two sides
     header = ["model", "device", *(a.column for a in axes), "eager img/s", "compiled img/s", "gain"]
     header += ["compile s", "pays off after"]
     rows = [

@@ -12,10 +12,17 @@ import functools
 import pandas as pd
 import pyarrow as pa
 
-from orchestrator.plan.axes import AXES
+from orchestrator.plan.axes import AXES, CONFIG_AXES, Axis, Kind
 
 META_VERSION = b"benchctl.schema_version"
 META_KIND = b"benchctl.kind"
+
+
+def _column(axis: Axis) -> tuple[str, pa.DataType]:
+    """An axis's result column: its trial field, an integer (batch_size) or its value's text (compile: off
+    | on; a row from before the axis existed reads as its Axis.before)."""
+    return axis.trial_field, pa.int32() if axis.kind is Kind.ints else pa.string()
+
 
 _IDENTITY = [
     ("sweep", pa.string()),
@@ -31,10 +38,7 @@ _IDENTITY = [
         pa.string(),
     ),  # e.g. gpu:H200, cpu:Xeon-Platinum-8480+-16c (orchestrator/lab/hardware.py; schema 2)
     ("host", pa.string()),
-    ("batch_size", pa.int32()),
-    ("pipeline", pa.string()),
-    ("precision", pa.string()),
-    ("compile", pa.string()),  # off | on: eager or torch.compile'd training step (schema 6; older: off)
+    *(_column(a) for a in CONFIG_AXES),  # batch_size, pipeline, precision, compile (plan/axes.py)
     ("dataset", pa.string()),
     ("repeat", pa.int32()),
     ("seed", pa.int32()),
@@ -153,10 +157,13 @@ _ADDED = {
     "4": ("host_busy_pct", "host_steal_pct"),
     "5": ("restored", "checkpoint_s", "checkpoint_mb", "checkpoint", "data_cache", "data_s_load",
           "restored_from_epoch", "checkpoint_epoch"),
-    "6": ("compile", "compile_s", "compile_mode", "channels_last", "last_batch", "cudagraph_skips"),
+    "6": ("compile_s", "compile_mode", "channels_last", "last_batch", "cudagraph_skips"),
     "7": ("start_method", "start_s", "start_schedule_s", "start_process_s", "start_imports_s",
           "start_model_s"),
 }  # fmt: skip
+for _axis in AXES:  # an axis's column: promised from the schema version its Axis names on
+    if _axis.schema != "1":
+        _ADDED[_axis.schema] = (*_ADDED.get(_axis.schema, ()), _axis.trial_field)
 _LATER = {c for cols in _ADDED.values() for c in cols} | {
     "hw_class", "node_id", "gpus_visible", "cuda_visible_devices", "gpu_uuid", "nvml_index", "placement",
     "cpu_share", "cpu_affinity", "overlapped_with",
