@@ -82,8 +82,8 @@ def save(fig: plt.Figure, path: Path, tight: bool = True) -> Path:
     fig.set_dpi(DPI)
     if tight:
         fig.tight_layout()
-    else:
-        fig.get_layout_engine().execute(fig)
+    elif (engine := fig.get_layout_engine()) is not None:
+        engine.execute(fig)
     fig.set_layout_engine(None)
     fig.savefig(path, dpi=DPI, format="png")
     plt.close(fig)
