@@ -27,9 +27,10 @@ MAX_NAMED = 3  # sweeps named in a default folder's name; more are counted
 
 @contextmanager
 def _no_cyclic_gc() -> Iterator[None]:
-    """Python's cyclic garbage collector paused for the block. A report makes millions of short-lived
-    objects (records, matplotlib artists) that reference counting frees; the collector's passes over
-    the survivors took 1-2 s of a 100,800-row report and freed next to nothing (peak RSS the same)."""
+    """Python's cyclic garbage collector paused for the block, and enabled again after it if it was. A
+    report makes millions of short-lived objects (records, matplotlib artists) that reference counting
+    frees; the collector's passes over the survivors cost a large share of the report's time and free
+    next to nothing (reports/scale/README.md has the numbers)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
