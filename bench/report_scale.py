@@ -17,7 +17,9 @@ file read, as for a sweep written before compaction existed, or one with `--layo
 `--code DIR` times another checkout of benchctl (e.g. `git archive` of an older commit) on the same
 directories, for a before/after. `--runs N` times each report N times in a row (a shared machine is
 noisy: the best of N is the one to compare). Results are appended to reports/scale/results.json and
-summarised in reports/scale/README.md, each with the 1/5/15-minute load average read before it.
+summarised in reports/scale/README.md, each with the 1/5/15-minute load average read before it. Last, it
+prints one line per code, layout and size timed: the best wall of the N runs (with its CPU s and load),
+the peak RSS, every wall, and for the 100,800-row compacted sweep whether issue 33's bar is met.
 """
 
 from __future__ import annotations
@@ -244,6 +246,7 @@ def main(argv: list[str] | None = None) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     store = OUT / "results.json"
     records = json.loads(store.read_text()) if store.is_file() else []
+    first = len(records)
     for repeats in args.repeats:
         results = args.work / f"r{repeats}"
         t = time.perf_counter()
@@ -262,6 +265,32 @@ def main(argv: list[str] | None = None) -> None:
             store.write_text(json.dumps(records, indent=2) + "\n")
     if not args.no_readme:
         write_readme(records)
+    print(summary(records[first:]))
+
+
+# issue 33's bar for the report of the 100,800-row compacted sweep, on the 2-core machine
+BAR_WALL_S, BAR_RSS_MB = 5.0, 500.0
+
+
+def summary(records: list[dict]) -> str:
+    """One line per (code, layout, size) of this run: the best wall of its runs with that run's CPU s and
+    load, the highest peak RSS and every wall in order; for the 100,800-row compacted sweep, whether the
+    best meets BAR_WALL_S and BAR_RSS_MB."""
+    lines = []
+    for key in dict.fromkeys((r["label"], r["layout"], r["repeats"]) for r in records):
+        runs = [r for r in records if (r["label"], r["layout"], r["repeats"]) == key]
+        best = min(runs, key=lambda r: r["wall_s"])
+        rss = max(r["max_rss_mb"] for r in runs)
+        line = (
+            f"{key[0]} | {key[1]} | {runs[0]['rows']:,} rows | best of {len(runs)}: {best['wall_s']:.2f} s "
+            f"wall, {best['cpu_s']:.2f} CPU s (load {best['load']}) | peak RSS {rss:.0f} MB | walls "
+            + ", ".join(f"{r['wall_s']:.2f}" for r in runs)
+        )
+        if key[1] == "compacted" and runs[0]["rows"] == 100_800:
+            met = best["wall_s"] <= BAR_WALL_S and rss <= BAR_RSS_MB
+            line += f" | bar <= {BAR_WALL_S:g} s, <= {BAR_RSS_MB:g} MB: {'met' if met else 'NOT met'}"
+        lines.append(line)
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import math
 
+import matplotlib.figure
 import matplotlib.image as mpimg
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
@@ -342,3 +344,24 @@ def test_fits_are_drawn_only_for_the_configurations_drawn(tmp_path, captured):
     assert [lb for lb in labels if lb.startswith("fit at")] == [
         "fit at batch 128, loader, fp32: speedup ∝ params^0.50"
     ]
+
+
+def test_save_draws_each_figure_once(tmp_path, monkeypatch):
+    """save() lays a figure out itself (tight, or its constrained layout) and leaves savefig no layout
+    engine, so savefig draws it once, not a second time to lay it out; the PNG is still FIGSIZE x DPI."""
+    draws = []
+    draw = matplotlib.figure.Figure.draw
+
+    def counted(self, renderer):
+        draws.append(self.dpi)
+        return draw(self, renderer)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "draw", counted)
+    for layout in (None, "constrained"):
+        fig, ax = plt.subplots(figsize=figures.FIGSIZE, layout=layout)
+        ax.plot([1, 10], [2, 30], label="a line")
+        ax.set_yscale("log")
+        ax.legend()
+        path = figures.save(fig, tmp_path / f"{layout}.png", tight=layout is None)
+        assert_png_of_size(path, figures.FIGSIZE)
+    assert draws == [figures.DPI, figures.DPI]

@@ -5,13 +5,16 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 
 import pandas as pd
 import pytest
+from typer.testing import CliRunner
 
 from orchestrator.analysis.speedups import bootstrap_speedup_ci
+from orchestrator.cli import app
 from orchestrator.report import build as report
 from orchestrator.report import build_report, figures, sections
 from orchestrator.report.formats import fmt_params, fmt_pct, fmt_seconds, fmt_speedup, fmt_speedup_ci
@@ -297,6 +300,28 @@ def test_only_failed_trials_gives_no_completed_epochs(tmp_path):
     write_rows(d, "trials", file_key(ident["trial"], 1), [trial_row(ident, "error", "boom")])
     with pytest.raises(ResultsError, match="no completed epochs"):
         build_report([d], tmp_path / "out")
+
+
+def test_report_command_pauses_the_cyclic_gc_while_it_builds(results, tmp_path, monkeypatch):
+    """`benchctl report` builds with gc paused and enables it again after, also when the build fails."""
+    seen = []
+    build = report.build_report
+
+    def spy(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return build(*args, **kwargs)
+
+    monkeypatch.setattr(report, "build_report", spy)
+    assert gc.isenabled()
+    ok = CliRunner().invoke(app, ["report", str(results), "--out", str(tmp_path / "out")])
+    assert ok.exit_code == 0, ok.output
+    assert (tmp_path / "out" / "report.md").is_file()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    failed = CliRunner().invoke(app, ["report", str(empty), "--out", str(tmp_path / "none")])
+    assert failed.exit_code == 2, failed.output
+    assert seen == [False, False]
+    assert gc.isenabled()
 
 
 def test_failure_while_drawing_leaves_nothing_written(results, tmp_path, monkeypatch):

@@ -73,10 +73,18 @@ def focus(data: pd.DataFrame, limit: int = MAX_CONFIGS) -> tuple[pd.DataFrame, s
 
 def save(fig: plt.Figure, path: Path, tight: bool = True) -> Path:
     """Write `fig` as PNG (FIGSIZE-style inches x DPI pixels) and close it; tight=False for a figure laid
-    out by matplotlib's constrained layout."""
+    out by matplotlib's constrained layout.
+
+    The figure is laid out once, at the DPI it is drawn at, and then drawn once: at another DPI the
+    layout's text sizes are measured again for the drawing, and a figure that keeps a layout engine is
+    drawn twice by savefig (once to lay it out)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    fig.set_dpi(DPI)
     if tight:
         fig.tight_layout()
+    elif (engine := fig.get_layout_engine()) is not None:
+        engine.execute(fig)
+    fig.set_layout_engine(None)
     fig.savefig(path, dpi=DPI, format="png")
     plt.close(fig)
     return path
