@@ -38,41 +38,6 @@ QUICK = [
 ]
 
 
-def test_local_sweep_then_report(tmp_path):
-    out = tmp_path / "out"
-    result = runner.invoke(
-        app,
-        [
-            "sweep",
-            "--models",
-            "simple_cnn,resnet18",
-            "--devices",
-            "cpu",
-            *QUICK,
-            "--out",
-            str(out),
-            "--name",
-            "s1",
-        ],
-    )
-    assert result.exit_code == 0, result.output + str(result.exception)
-    table = ds.dataset(out / "s1" / "epochs").to_table()
-    assert table.num_rows == 4 and set(EPOCH_SCHEMA.names) <= set(table.column_names)
-    epochs, trials = read_results(out / "s1")
-    assert sorted(epochs.model.unique()) == ["resnet18", "simple_cnn"]
-    assert set(epochs.device) == {"cpu"} and epochs.extrapolated.all()
-    assert (epochs.data_s + epochs.compute_s <= epochs.epoch_s).all()
-    assert (trials.status == "ok").all() and len(trials) == 2
-    assert trials.host.notna().all() and trials.torch.notna().all() and trials.device_name.notna().all()
-    assert (out / "s1" / "spec.json").is_file()
-
-    report = runner.invoke(app, ["report", str(out / "s1")])
-    assert report.exit_code == 0, report.output + str(report.exception)
-    assert "simple_cnn" in report.output and "resnet18" in report.output
-    for name in ("report.md", "figures/speedup_vs_params.png", "figures/epoch_time.png"):
-        assert (out / "s1" / "report" / name).stat().st_size > 0
-
-
 def test_a_default_cpu_trial_uses_every_core_and_runs_ahead_of_the_ray_daemons(tmp_path):
     # the default allotment: every core of the node (no idle core for Ray's daemons), split between
     # torch threads and one DataLoader worker; priority, not a core, keeps the daemons out of its way
@@ -244,12 +209,29 @@ def test_a_stale_ray_start_on_this_machine_does_not_capture_a_local_sweep(tmp_pa
         shutil.rmtree(ray_tmp, ignore_errors=True)
 
 
-def test_three_repeats_real_sweep_report_has_spreads_flags_figures_and_renders(tmp_path):
+def test_local_sweep_of_three_repeats_then_report_has_spreads_flags_figures_and_renders(tmp_path):
     from procutil import CHROMIUM, looks_rendered, screenshot
 
     args = ["sweep", "--models", "simple_cnn,resnet18", "--devices", "cpu", "--repeats", "3", *QUICK]
     swept = runner.invoke(app, [*args, "--out", str(tmp_path), "--name", "r3"])
-    assert swept.exit_code == 0, swept.output
+    assert swept.exit_code == 0, swept.output + str(swept.exception)
+    table = ds.dataset(tmp_path / "r3" / "epochs").to_table()
+    assert table.num_rows == 2 * 3 * 2 and set(EPOCH_SCHEMA.names) <= set(table.column_names)
+    epochs, trials = read_results(tmp_path / "r3")
+    assert sorted(epochs.model.unique()) == ["resnet18", "simple_cnn"]
+    assert set(epochs.device) == {"cpu"} and epochs.extrapolated.all()
+    assert (epochs.data_s + epochs.compute_s <= epochs.epoch_s).all()
+    assert (trials.status == "ok").all() and len(trials) == 2 * 3
+    assert trials.host.notna().all() and trials.torch.notna().all() and trials.device_name.notna().all()
+    assert (tmp_path / "r3" / "spec.json").is_file()
+
+    # without --out: the report lands in the results folder
+    report = runner.invoke(app, ["report", str(tmp_path / "r3")])
+    assert report.exit_code == 0, report.output + str(report.exception)
+    assert "simple_cnn" in report.output and "resnet18" in report.output
+    for name in ("report.md", "figures/speedup_vs_params.png", "figures/epoch_time.png"):
+        assert (tmp_path / "r3" / "report" / name).stat().st_size > 0
+
     report = runner.invoke(app, ["report", str(tmp_path / "r3"), "--out", str(tmp_path / "rep")])
     assert report.exit_code == 0, report.output
     md = (tmp_path / "rep" / "report.md").read_text()

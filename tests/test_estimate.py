@@ -115,6 +115,27 @@ def test_sweep_says_up_front_when_it_is_long(capsys):
     assert capsys.readouterr().out == ""
 
 
+def test_the_readme_first_sweep_as_written_is_not_announced_as_long(tmp_path, monkeypatch, capsys):
+    """The README's first sweep at its own sizes, judged as the sweep judges itself before its first trial
+    (commands/sweep.py's _say_if_long) on the plans, nodes and sizes a dry run makes: no Ray, no training."""
+    from test_first_sweep import README_SWEEP
+    from typer.testing import CliRunner
+
+    from orchestrator.cli import app
+    from orchestrator.commands import sweep as command
+
+    runs = []
+    shown = command._estimate_dry_run
+    monkeypatch.setattr(command, "_estimate_dry_run", lambda out, run: runs.append(run) or shown(out, run))
+    result = CliRunner().invoke(app, [*README_SWEEP, "--dry-run", "--out", str(tmp_path), "--name", "first"])
+    assert result.exit_code == 0, result.output + str(result.exception)
+    (run,) = runs
+    assert run.sizes == (5000, 1000) and {p.trial.epochs for p in run.planned.plans} == {4}
+    capsys.readouterr()
+    command._say_if_long(tmp_path, run.planned.plans, run.nodes, run.sizes)
+    assert capsys.readouterr().out == ""  # not announced as long
+
+
 @pytest.mark.slow
 def test_a_real_sweep_estimates_before_its_first_trial(tmp_path, monkeypatch):
     """The note comes from the plans the sweep runs (run_sweep's on_plans), before any trial trains."""
