@@ -232,6 +232,17 @@ def test_verdicts_evidence_and_what_if_links():
     assert paper_row["gpu_cell"] == paper and paper_row["speedup"] == pytest.approx(30.0 / 6.6)
 
 
+def test_a_cell_without_a_what_if_shows_a_dash_in_the_verdicts(tmp_path):
+    write(tmp_path / "res", bottleneck_rows())
+    built = build_report([tmp_path / "res"], tmp_path / "r", formats=["md"])
+    compiled = "resnet50/gpu:H200/bs128/resident/fp32/compiled (1 CPU)"
+    md = (tmp_path / "r" / "report.md").read_text()
+    [line] = [x for x in md.splitlines() if x.startswith(f"| {compiled} | launch-bound")]
+    assert line.endswith("| — |") and "nan" not in line
+    [row] = [b for b in json.loads(built.summary_json)["bottlenecks"] if b["cell"] == compiled]
+    assert row["what_if"] is None
+
+
 def test_rows_without_the_cell_columns_are_explained_not_refused(tmp_path):
     """A result with no batch_size, pipeline or precision (hand-made, or older than the columns) reads
     back with NaN cell keys, which the report's tables keep (group-bys with dropna=False); so does the

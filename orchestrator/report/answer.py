@@ -207,14 +207,14 @@ def verdicts_part(model: ReportModel) -> str:
     if table.empty:
         return ""
     if model.cpu_only:  # no GPU busy, no MFU: the efficiency section is left out for CPU cells too
-        rows = [[r.cell, r.verdict, fmt_pct(r.data_share, 0), r.reason, r.what_if or DASH]
+        rows = [[r.cell, r.verdict, fmt_pct(r.data_share, 0), r.reason, _text(r.what_if)]
                 for r in table.itertuples()]  # fmt: skip
         head, about = ["cell", "verdict", "data-wait", "evidence", "what-if"], VERDICTS_CPU
     else:
         rows = [
             [
                 r.cell, r.verdict, fmt_pct(r.data_share, 0), fmt_util(r.gpu_util_pct), fmt_pct(r.mfu),
-                r.reason, r.what_if or DASH,
+                r.reason, _text(r.what_if),
             ]
             for r in table.itertuples()
         ]  # fmt: skip
