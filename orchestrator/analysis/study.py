@@ -45,7 +45,7 @@ def matches(expected: ExpectedCell, cell) -> bool:
     if not same or expected.workers is None or expected.pipeline is not Pipeline.loader:
         return bool(same)
     workers, cpus = expected.workers, _int(cell.get("cpus_allotted"))
-    if expected.device is Device.cpu and cpus:  # what those workers are on its cores (2 cores: 1)
+    if expected.device is Device.cpu and cpus and cpus > 0:  # those workers on its cores (2 cores: 1)
         workers = TrialConfig(model="m", pipeline=Pipeline.loader, workers=workers, cpus=cpus).data_workers
     return _int(cell.get("data_workers")) == workers
 
