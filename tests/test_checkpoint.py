@@ -34,7 +34,7 @@ def test_a_run_continued_from_its_checkpoint_ends_as_the_uninterrupted_run(tiny,
 def test_a_checkpoint_of_another_trial_is_refused(tiny, tmp_path):
     run_trial(TrialConfig(model="simple_cnn", epochs=1, max_steps=1, **tiny), checkpoint_dir=tmp_path)
     other = TrialConfig(model="simple_cnn", epochs=2, repeat=1, **tiny)
-    with pytest.raises(CheckpointMismatch, match="belongs to trial 'simple_cnn/cpu/bs32/loader/fp32/r0'"):
+    with pytest.raises(CheckpointMismatch, match="belongs to trial 'simple_cnn/cpu/bs32/loader/fp32/w0/r0'"):
         load_state(checkpoint_path(tmp_path, 1), other)
 
 

@@ -83,7 +83,7 @@ def test_the_results_writer_stops_at_a_full_disk_naming_what_it_was_writing(tmp_
         assert f"at {short_path(full.path)} writing {full.what}" in str(full)
         writer.on_trial_complete(0, [], trial)  # stopping: nothing more is written, nothing raised
         assert sorted(p.name for p in (results / "epochs").iterdir()) == [  # the first epoch's, whole
-            "simple_cnn_cpu_bs32_loader_fp32_r0-a1.parquet"
+            "simple_cnn_cpu_bs32_loader_fp32_w0_r0-a1.parquet"
         ]
         assert pq_rows(results / "epochs") == 1
 
@@ -171,7 +171,7 @@ def test_a_results_disk_filling_mid_sweep_stops_with_one_line_and_resume_complet
         assert resumed.returncode == 0, stdout + stderr
         assert "1 trial complete, 1 to run" in stdout
         epochs, trials = read_results(out / "full")
-        assert sorted(trials[trials.status == "ok"].trial) == [f"simple_cnn/cpu/bs32/loader/fp32/r{r}"
+        assert sorted(trials[trials.status == "ok"].trial) == [f"simple_cnn/cpu/bs32/loader/fp32/w0/r{r}"
                                                                for r in range(2)]  # fmt: skip
         final = ok_epochs(epochs, trials)
         assert len(final) == 2 * 2 and not final.duplicated(["trial", "epoch"]).any()

@@ -52,11 +52,11 @@ def test_each_attempt_is_one_record_written_as_it_goes(tmp_path, tiny):
     writer.on_trial_result(0, [], ta, _result(1, host="h"))
     writer.on_trial_result(0, [], tb, _result(1, host="h"))
     writer.on_checkpoint(0, [], ta, _Checkpoint(tmp_path / ".tune" / "ck1"))
-    partial = _rows(tmp_path / "trials" / "simple_cnn_cpu_bs32_loader_fp32_r0-a3.parquet")[0]
+    partial = _rows(tmp_path / "trials" / "simple_cnn_cpu_bs32_loader_fp32_w0_r0-a3.parquet")[0]
     assert partial["status"] == "partial" and partial["attempt"] == 3  # a --resume's numbering goes on
     assert partial["checkpoint"] == ".tune/ck1" and partial["checkpoint_epoch"] == 1
     writer.on_trial_recover(0, [], ta)  # a failed attempt; Tune retries it as a new one
-    failed = _rows(tmp_path / "trials" / "simple_cnn_cpu_bs32_loader_fp32_r0-a3.parquet")[0]
+    failed = _rows(tmp_path / "trials" / "simple_cnn_cpu_bs32_loader_fp32_w0_r0-a3.parquet")[0]
     assert failed["status"] == "error" and failed["error"] == "ValueError: boom"
     assert failed["overlapped_with"] == b.trial.trial_id and failed["git_commit"] == "abc"
     writer.on_trial_start(0, [], ta)
@@ -65,23 +65,23 @@ def test_each_attempt_is_one_record_written_as_it_goes(tmp_path, tiny):
     writer.on_trial_complete(0, [], ta)
     writer.on_trial_result(0, [], tb, _result(2))
     writer.on_trial_complete(0, [], tb)
-    retry = _rows(tmp_path / "trials" / "simple_cnn_cpu_bs32_loader_fp32_r0-a4.parquet")[0]
+    retry = _rows(tmp_path / "trials" / "simple_cnn_cpu_bs32_loader_fp32_w0_r0-a4.parquet")[0]
     assert retry["status"] == "ok" and retry["epochs_done"] == 2 and retry["checkpoint"] is None
     assert retry["host"] == "h" and retry["params"] == 7 and retry["start_method"] == "fresh"
     assert retry["started_at"] is not None and retry["ended_at"] >= retry["started_at"]
     assert retry["overlapped_with"] == b.trial.trial_id
-    epochs = _rows(tmp_path / "epochs" / "simple_cnn_cpu_bs32_loader_fp32_r0-a4.parquet")
+    epochs = _rows(tmp_path / "epochs" / "simple_cnn_cpu_bs32_loader_fp32_w0_r0-a4.parquet")
     assert [r["epoch"] for r in epochs] == [1, 2] and {r["attempt"] for r in epochs} == {4}
-    other = _rows(tmp_path / "trials" / "resnet18_cpu_bs32_loader_fp32_r0-a1.parquet")[0]
+    other = _rows(tmp_path / "trials" / "resnet18_cpu_bs32_loader_fp32_w0_r0-a1.parquet")[0]
     assert other["overlapped_with"] == a.trial.trial_id and other["epochs_done"] == 2
     assert sorted(p.name for p in writer.written) == sorted(
         [
-            "simple_cnn_cpu_bs32_loader_fp32_r0-a3.parquet",
-            "simple_cnn_cpu_bs32_loader_fp32_r0-a3.parquet",
-            "simple_cnn_cpu_bs32_loader_fp32_r0-a4.parquet",
-            "simple_cnn_cpu_bs32_loader_fp32_r0-a4.parquet",
-            "resnet18_cpu_bs32_loader_fp32_r0-a1.parquet",
-            "resnet18_cpu_bs32_loader_fp32_r0-a1.parquet",
+            "simple_cnn_cpu_bs32_loader_fp32_w0_r0-a3.parquet",
+            "simple_cnn_cpu_bs32_loader_fp32_w0_r0-a3.parquet",
+            "simple_cnn_cpu_bs32_loader_fp32_w0_r0-a4.parquet",
+            "simple_cnn_cpu_bs32_loader_fp32_w0_r0-a4.parquet",
+            "resnet18_cpu_bs32_loader_fp32_w0_r0-a1.parquet",
+            "resnet18_cpu_bs32_loader_fp32_w0_r0-a1.parquet",
         ]
     )
 
@@ -95,19 +95,19 @@ def test_an_attempt_that_ended_before_its_neighbour_reported_still_names_it(tmp_
     writer.on_trial_result(0, [], ta, _result(1, host="h"))
     writer.on_trial_start(0, [], tb)
     writer.on_trial_complete(0, [], ta)
-    first = _rows(tmp_path / "trials" / "simple_cnn_cpu_bs32_loader_fp32_r0-a1.parquet")[0]
+    first = _rows(tmp_path / "trials" / "simple_cnn_cpu_bs32_loader_fp32_w0_r0-a1.parquet")[0]
     assert first["overlapped_with"] is None and first["status"] == "ok"
     writer.on_trial_result(0, [], tb, _result(1, host="h"))
-    first = _rows(tmp_path / "trials" / "simple_cnn_cpu_bs32_loader_fp32_r0-a1.parquet")[0]
+    first = _rows(tmp_path / "trials" / "simple_cnn_cpu_bs32_loader_fp32_w0_r0-a1.parquet")[0]
     assert first["overlapped_with"] == b.trial.trial_id and first["status"] == "ok"
     writer.on_trial_complete(0, [], tb)
-    second = _rows(tmp_path / "trials" / "resnet18_cpu_bs32_loader_fp32_r0-a1.parquet")[0]
+    second = _rows(tmp_path / "trials" / "resnet18_cpu_bs32_loader_fp32_w0_r0-a1.parquet")[0]
     assert second["overlapped_with"] == a.trial.trial_id
     # a later attempt on another host, or one started after a ended, leaves the row alone
     tc = _Trial("t3", _plan("resnet50", tiny))
     writer.on_trial_start(0, [], tc)
     writer.on_trial_result(0, [], tc, _result(1, host="h"))
-    first = _rows(tmp_path / "trials" / "simple_cnn_cpu_bs32_loader_fp32_r0-a1.parquet")[0]
+    first = _rows(tmp_path / "trials" / "simple_cnn_cpu_bs32_loader_fp32_w0_r0-a1.parquet")[0]
     assert first["overlapped_with"] == b.trial.trial_id
     names = [p.name for p in writer.written if p.parent.name == "trials"]
     assert len(names) == len(set(names))  # a rewritten row is listed once

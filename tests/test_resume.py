@@ -168,7 +168,7 @@ def test_a_sweep_stored_compact_resumes_and_keeps_its_stored_rows(tmp_path):
     assert result.exit_code == 0, result.output
     assert "1 trial complete, 1 to run" in result.output
     epochs, trials = read_results(d)
-    assert sorted(trials.trial) == [f"simple_cnn/cpu/bs32/loader/fp32/r{r}" for r in range(2)]
+    assert sorted(trials.trial) == [f"simple_cnn/cpu/bs32/loader/fp32/w0/r{r}" for r in range(2)]
     assert len(epochs) == 4 and not stored_compact(d)  # per-trial files again, compacted at the end
     r0 = epochs[epochs.trial.str.endswith("r0")].reset_index(drop=True)
     pdt.assert_frame_equal(r0, kept_epochs)
