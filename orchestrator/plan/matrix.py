@@ -40,6 +40,7 @@ from orchestrator.lab.hardware import HwClass
 from orchestrator.plan.axes import AXES
 from orchestrator.plan.presets import union_grids
 from orchestrator.plan.spec import Placement, SweepSpec
+from orchestrator.plan.study import CELL_AXES
 from orchestrator.plan.trial_plan import INDEX_KEY, TUNE_KEY, TrialPlan
 from trainables.config import Device, TrialConfig
 
@@ -116,10 +117,17 @@ def _plan(spec: SweepSpec, alloc: Allotment, cfg: TrialConfig, own: HwClass | No
     )
 
 
+def cell_axes(spec: SweepSpec) -> dict:
+    """The spec's values of the axes that keep a preset's cells (study.CELL_AXES; those not yet set,
+    such as devices before they are resolved, left out)."""
+    return {f: v for f in CELL_AXES if (v := getattr(spec, f)) is not None}
+
+
 def grids(spec: SweepSpec) -> list[SweepSpec]:
-    """The grids `spec` runs: itself, or for a preset with cells one spec per grid of their union (on the
-    spec's devices), each with the fields its cells set (study.grids) and everything else the spec's."""
-    fields = union_grids(spec.preset, spec.devices)
+    """The grids `spec` runs: itself, or for a preset with cells one spec per grid of the union of the
+    cells its axis values keep (study.kept), each with the fields its cells set (study.grids) and
+    everything else the spec's."""
+    fields = union_grids(spec.preset, cell_axes(spec))
     if fields is None:
         return [spec]
     return [dataclasses.replace(spec, preset=None, **f) for f in fields]

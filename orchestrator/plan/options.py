@@ -103,8 +103,9 @@ OPTIONS: tuple[Option, ...] = (
            "folder:PATH`), the three models, `cpu,gpu`, batch 128, loader, fp32, 10 epochs, no step caps. "
            "`paper-explained`: every cell of the explained answer (`orchestrator/plan/study.py`: paper, "
            "device, best candidates, the 8-worker what-if) as one sweep, with the paper's data, models and "
-           "epochs; the options its cells set (`--batch-size`, `--pipeline`, `--precision`, `--compile`, "
-           "`--workers`, `--gpu-cpus`) are refused beside it, `--devices` keeps that device's cells. "
+           "epochs; axis options beside it keep the cells with their values (`--devices cpu`: the CPU "
+           "cells; `--compile off`: the eager ones), `--workers` and `--gpu-cpus` are refused (each cell "
+           "sets its own). "
            "Options given beside a preset override it; spec.json records the preset and the options in "
            "effect"),
     *(_axis(axis) for axis in AXES),

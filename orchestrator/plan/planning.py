@@ -22,11 +22,12 @@ from dataclasses import dataclass
 
 from orchestrator.lab import hardware
 from orchestrator.lab.hardware import HwClass
-from orchestrator.plan.matrix import _fits, describe, expand, resolve_allotment, unplaceable
+from orchestrator.plan.matrix import _fits, cell_axes, describe, expand, resolve_allotment, unplaceable
 from orchestrator.plan.preflight import check_devices
 from orchestrator.plan.presets import PRESETS
 from orchestrator.plan.sizing import size_to_nodes, sizes_line
 from orchestrator.plan.spec import SpecError, SweepSpec, resolve_devices
+from orchestrator.plan.study import kept
 from orchestrator.plan.trial_plan import TrialPlan
 from trainables.config import Device
 
@@ -68,16 +69,24 @@ def plan_sweep(
 
 
 def _left_out(spec: SweepSpec) -> str | None:
-    """The line saying which cells of a preset with cells --devices leaves out, and how to run them."""
+    """The line saying which cells of a preset with cells its axis values leave out (study.kept), and how
+    to run them."""
     cells = PRESETS[spec.preset].cells if spec.preset else None
-    others = [d.value for d in dict.fromkeys(c.device for c in cells or ()) if d not in spec.devices]
-    if not others:
+    axes = cell_axes(spec)
+    left = [c for c in cells or () if c not in kept(cells, axes)]
+    if not left:
         return None
-    n = sum(c.device.value in others for c in cells)
+    others = [d.value for d in dict.fromkeys(c.device for c in cells) if d not in spec.devices]
+    if set(left) == {c for c in cells if c.device.value in others}:  # --devices alone
+        return (
+            f"benchctl: --devices {','.join(d.value for d in spec.devices)}: the {len(left)} "
+            f"{'/'.join(others)} cells per model of --preset {spec.preset.value} are left out; run them "
+            f"with --devices {','.join(others)} and another --name, then report both folders together"
+        )
     return (
-        f"benchctl: --devices {','.join(d.value for d in spec.devices)}: the {n} {'/'.join(others)} cells "
-        f"per model of --preset {spec.preset.value} are left out; run them with --devices "
-        f"{','.join(others)} and another --name, then report both folders together"
+        f"benchctl: {len(left)} of the {len(cells)} cells per model of --preset {spec.preset.value} are "
+        f"left out by the options given ({', '.join(f'{c.kind} {c.label}' for c in left)}); run them "
+        f"under another --name, then report both folders together"
     )
 
 

@@ -11,14 +11,15 @@ preset sets only SweepSpec fields that a sweep option sets (orchestrator/plan/op
 
 A preset with `cells` is not one grid but the union of the grids that hold exactly those cells
 (study.grids; matrix.expand plans it, as one sweep). Its settings record the union's axis values and
-the default workers and CPUs; the fields its cells set (study.PER_CELL) cannot be overridden, since
-each cell sets them itself (SweepSpec refuses it), except `devices`, which keeps the cells of the
-devices given (a CPU-only machine runs the study's cpu half; a GPU machine later the gpu half).
+the default workers and CPUs. An axis option given beside it (study.CELL_AXES: `--devices`,
+`--batch-size`, `--pipeline`, `--precision`, `--compile`) keeps the cells with those values (a CPU-only
+machine runs the study's cpu half, `--compile off` its eager cells); the workers and CPUs its cells set
+(study.CELL_CONDITIONS) cannot be given, each cell setting its own (SweepSpec refuses them).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from types import MappingProxyType
@@ -89,10 +90,11 @@ def preset_fields(preset: Preset | str, given: Collection[str] = ()) -> dict:
     return {name: value for name, value in settings.items() if name not in given}
 
 
-def union_grids(preset: Preset | str | None, devices) -> list[dict] | None:
-    """The fields of each grid a preset with cells runs on `devices` (study.grids; None: all), each over
-    the spec's own; None for no preset or a preset that is one grid."""
+def union_grids(preset: Preset | str | None, keep: Mapping[str, Collection] | None) -> list[dict] | None:
+    """The fields of each grid a preset with cells runs, of its cells that `keep` keeps (the sweep's axis
+    values: study.kept; None: all), each over the spec's own; None for no preset or a preset that is one
+    grid."""
     cells = PRESETS[Preset(preset)].cells if preset is not None else None
     if cells is None:
         return None
-    return [fields for _kinds, fields in grids(cells, devices)]
+    return [fields for _kinds, fields in grids(cells, keep)]

@@ -26,7 +26,7 @@ from orchestrator.plan.options import FIELD_DEFAULTS as _D
 from orchestrator.plan.options import OPTIONS, RESUMABLE_FIELDS, Placement, TrialProcess, default_name
 from orchestrator.plan.parse import SpecError, not_allowed
 from orchestrator.plan.presets import PRESETS, Preset
-from orchestrator.plan.study import PER_CELL
+from orchestrator.plan.study import CELL_AXES, CELL_CONDITIONS, kept
 from trainables.config import (
     PAPER_MODELS,
     START_METHOD,
@@ -160,15 +160,25 @@ class SweepSpec:
 
     def _check_per_cell(self) -> None:
         """SpecError for an option beside a preset with cells (presets.py) that sets what its cells set
-        each for itself (study.PER_CELL); --devices keeps the cells of those devices instead."""
+        each for itself (study.CELL_CONDITIONS), or axis values (study.CELL_AXES, which keep the cells
+        with those values) that keep none of its cells."""
         preset = PRESETS[self.preset] if self.preset else None
         if preset is None or preset.cells is None:
             return
-        for name in (n for n in PER_CELL if n != "devices" and getattr(self, n) != preset.settings[n]):
+        for name in (n for n in CELL_CONDITIONS if getattr(self, n) != preset.settings[n]):
             flag = next(o.flag for o in OPTIONS if o.field == name)
             raise SpecError(
                 f"{flag}: --preset {self.preset.value} sets it for each of its cells itself; drop {flag}, "
                 f"or use --preset {Preset.paper.value} (one grid, which {flag} sets)"
+            )
+        given = {f: v for f in CELL_AXES if (v := getattr(self, f)) is not None and v != preset.settings[f]}
+        if given and not kept(preset.cells, given):
+            flag = {f: next(o.flag for o in OPTIONS if o.field == f) for f in given}
+            named = ", ".join(flag[f] for f in given if f != "devices") or flag["devices"]
+            on = f" on --devices {','.join(d.value for d in self.devices)}" if "devices" in given else ""
+            raise SpecError(
+                f"{named}: keep none of the cells of --preset {self.preset.value}{on} (orchestrator/plan/"
+                f"study.py); drop {named}, or use --preset {Preset.paper.value} (one grid, which they set)"
             )
 
     def _check_storage(self) -> None:

@@ -3,7 +3,8 @@
     from orchestrator.plan.study import STUDY, grids
     [c.kind for c in STUDY]          # paper, device, best, what-if
     grids()                          # (kinds, the fields each grid sets) of the grids that hold STUDY
-    grids(devices=("cpu",))          # the same for the study's cpu cells only
+    grids(keep={"devices": ("cpu",)})   # the same for the study's cpu cells only
+    kept(STUDY, {"compiles": ("off",)})  # the cells an axis option beside the preset keeps
     kinds_of(plan.trial)             # "paper": the kinds of cell a planned trial is (the dry run's column)
 
 The report's three speedups per model (analysis.answer) are chosen from measured cells of these kinds:
@@ -24,7 +25,7 @@ grids as one sweep (matrix.expand). Which measured cell is which expected one: a
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from trainables.config import BATCH_SIZE, WORKERS, Compile, Device, Pipeline, Precision
@@ -69,27 +70,43 @@ STUDY: tuple[ExpectedCell, ...] = (
     ExpectedCell(WHAT_IF, Device.gpu, _L, _F, _OFF, workers=8, gpu_cpus=9),
 )  # fmt: skip
 
-# The SweepSpec fields a grid of the study sets (`grids`); the rest apply to every cell alike.
-PER_CELL = ("devices", "batch_sizes", "pipelines", "precisions", "compiles", "workers", "gpu_cpus")
+# The SweepSpec fields a grid of the study sets (`grids`); the rest apply to every cell alike. Of these,
+# the axes (SweepSpec field -> ExpectedCell attribute) filter the cells when given beside the preset
+# (`--compile off` keeps its eager cells); the conditions cannot be given, each cell setting its own.
+CELL_AXES = {"devices": "device", "batch_sizes": "batch_size", "pipelines": "pipeline",
+             "precisions": "precision", "compiles": "compile"}  # fmt: skip
+CELL_CONDITIONS = ("workers", "gpu_cpus")
+PER_CELL = (*CELL_AXES, *CELL_CONDITIONS)
 
 
 def of_kind(kind: str, device: str, study: tuple[ExpectedCell, ...] = STUDY) -> list[ExpectedCell]:
     return [c for c in study if c.kind == kind and c.device == device]
 
 
+def kept(
+    study: tuple[ExpectedCell, ...], keep: Mapping[str, Collection] | None = None
+) -> tuple[ExpectedCell, ...]:
+    """The cells of `study` whose axis values are among `keep`'s (a CELL_AXES field -> the values given,
+    enums or their strings; a field not in `keep`: any value)."""
+    wanted = {CELL_AXES[f]: {_text(v) for v in vs} for f, vs in (keep or {}).items() if f in CELL_AXES}
+    return tuple(c for c in study if all(_text(getattr(c, attr)) in vs for attr, vs in wanted.items()))
+
+
+def _text(value) -> str:
+    return str(getattr(value, "value", value))  # an enum's value; an int (batch size) as text
+
+
 def grids(
-    study: tuple[ExpectedCell, ...] = STUDY, devices: Collection[Device] | None = None
+    study: tuple[ExpectedCell, ...] = STUDY, keep: Mapping[str, Collection] | None = None
 ) -> list[tuple[tuple[str, ...], dict]]:
-    """(kinds, fields) of the grids that together hold every cell of `study` on `devices` (None: all):
+    """(kinds, fields) of the grids that together hold every cell of `study` that `keep` keeps (kept):
     cells equal but for their device share one grid, whose fields (of PER_CELL; `workers`/`gpu_cpus`
     only where the cells name them) make its product exactly those cells; kinds says which kinds of
     cell it holds. In the order of `study`'s first cell of each grid."""
-    wanted = None if devices is None else {Device(d) for d in devices}
     groups: dict[tuple, list[ExpectedCell]] = {}
-    for c in study:
-        if wanted is None or c.device in wanted:
-            key = (c.pipeline, c.precision, c.compile, c.workers, c.gpu_cpus, c.batch_size)
-            groups.setdefault(key, []).append(c)
+    for c in kept(study, keep):
+        key = (c.pipeline, c.precision, c.compile, c.workers, c.gpu_cpus, c.batch_size)
+        groups.setdefault(key, []).append(c)
     out = []
     for (pipeline, precision, compile_, workers, gpu_cpus, batch), cells in groups.items():
         fields = dict(

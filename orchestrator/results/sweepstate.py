@@ -23,6 +23,7 @@ from orchestrator.plan.spec import (
     spec_differences,
 )
 from orchestrator.plan.storage import checkpoint_location
+from orchestrator.plan.study import CELL_AXES
 from orchestrator.results.files import ResultsError, file_key, read_file
 from orchestrator.results.reader import read_kind
 from trainables.config import WORKERS, Pipeline, TrialConfig
@@ -58,7 +59,7 @@ def planned_configs(spec: dict) -> list[TrialConfig] | None:
     ):
         return None
     try:
-        unions = union_grids(spec.get("preset"), stored["devices"])
+        unions = union_grids(spec.get("preset"), {f: stored[f] for f in CELL_AXES})
         grids = [stored] if unions is None else [{**stored, **_as_stored(fields)} for fields in unions]
         names = [a.trial_field for a in AXES]
         return [
