@@ -222,30 +222,27 @@ def verdicts_part(model: ReportModel) -> str:
     return f"**Why each cell is as fast as it is.** {about}\n\n" + md_table(head, rows) + "\n"
 
 
+def _cells_by_model(table: pd.DataFrame) -> str:
+    """e.g. "simple_cnn: paper `cpu/...`, best `...`; resnet18: ..." (a table with model, kind, cell)."""
+    return "; ".join(
+        f"{m}: " + ", ".join(f"{r.kind} `{r.cell}`" for r in g.itertuples())
+        for m, g in table.groupby("model", sort=False)
+    )
+
+
 def missing_part(model: ReportModel) -> str:
     table = model.explained.missing
     if table.empty:
         return ""
-    parts = [
-        f"{m}: " + ", ".join(f"{r.kind} `{r.cell}`" for r in g.itertuples())
-        for m, g in table.groupby("model", sort=False)
-    ]
-    return (
-        "**Not measured** (cells of the explained study, `orchestrator/plan/study.py`): "
-        + "; ".join(parts)
-        + ".\n"
-    )
+    study = "cells of the explained study, `orchestrator/plan/study.py`"
+    return f"**Not measured** ({study}): {_cells_by_model(table)}.\n"
 
 
 def measured_part(model: ReportModel) -> str:
     table = model.explained.measured
     if table.empty:
         return ""
-    parts = [
-        f"{m}: " + ", ".join(f"{r.kind} `{r.cell}`" for r in g.itertuples())
-        for m, g in table.groupby("model", sort=False)
-    ]
-    return "**Measured** (cells of the explained study, by kind): " + "; ".join(parts) + ".\n"
+    return f"**Measured** (cells of the explained study, by kind): {_cells_by_model(table)}.\n"
 
 
 def section(model: ReportModel) -> str:
