@@ -242,10 +242,11 @@ def test_a_real_sweep_prints_each_epoch_while_its_trial_runs(tmp_path, capsys):
     run_sweep(spec, echo=lambda _: None)
     err = capsys.readouterr().err
     assert "\x1b" not in err
-    mine = [ln.split(" · ")[0] for ln in err.splitlines() if ln.startswith(f"benchctl: {R0} ")]
+    r0 = f"{CELL}/w0/r0"  # --workers 0: the trial id names them
+    mine = [ln.split(" · ")[0] for ln in err.splitlines() if ln.startswith(f"benchctl: {r0} ")]
     events = [ln for ln in mine if " epoch " in ln or ln.endswith((" started", " done"))]
     expected = ("started", "epoch 1/3", "epoch 2/3", "epoch 3/3", "done")
-    assert events == [f"benchctl: {R0} {e}" for e in expected]
-    epoch_3 = next(ln for ln in err.splitlines() if f"{R0} epoch 3/3" in ln)
+    assert events == [f"benchctl: {r0} {e}" for e in expected]
+    epoch_3 = next(ln for ln in err.splitlines() if f"{r0} epoch 3/3" in ln)
     assert " img/s · loss " in epoch_3 and " · acc " in epoch_3 and "0/1 trial done · 1 running" in epoch_3
     assert err.rstrip().splitlines()[-1].startswith("benchctl: 1/1 trial done · 0 running · 0 failed")

@@ -177,7 +177,7 @@ def test_a_real_sweep_on_a_terminal_shows_speed_and_eta_within_the_first_epoch(t
     assert proc.returncode == 0, screen[-3000:]
     # a frame drawn while epoch 1 ran: its share done, images/s so far and the time left
     mid = re.search(
-        rf"{re.escape(R0)}\s+1/2 +(\d+)%\s+([\d,]+)\s.*?\s(\d+ s|\d+ min)\s+training epoch 1", screen
+        rf"{re.escape(CELL)}/w0/r0\s+1/2 +(\d+)%\s+([\d,]+)\s.*?\s(\d+ s|\d+ min)\s+training epoch 1", screen
     )
     assert mid, screen[-3000:]
     assert 0 < int(mid.group(1)) < 100 and int(mid.group(2).replace(",", "")) > 0
