@@ -17,8 +17,9 @@ from orchestrator.analysis.speedups import bootstrap_speedup_ci
 from orchestrator.cli import app
 from orchestrator.report import build as report
 from orchestrator.report import build_report, figures, sections
+from orchestrator.report.drawing import FigureWorkers
 from orchestrator.report.formats import fmt_params, fmt_pct, fmt_seconds, fmt_speedup, fmt_speedup_ci
-from orchestrator.report.model import ReportModel
+from orchestrator.report.model import ReportModel, build_model
 from orchestrator.results.files import ResultsError, file_key, write_rows
 from trainables.flops import train_flops_per_image
 
@@ -333,6 +334,17 @@ def test_failure_while_drawing_leaves_nothing_written(results, tmp_path, monkeyp
     with pytest.raises(RuntimeError):
         build_report([results], out)
     assert list(out.rglob("*")) == []
+
+
+def test_figures_drawn_by_the_workers_are_those_drawn_here(results):
+    model = build_model([results])
+    keys = ["speedup", "epoch_time", "breakdown"]
+    with FigureWorkers() as workers:  # forked workers where this machine has 2+ cores
+        forked = workers.draw(model, keys)()
+    with FigureWorkers(workers=0) as none:  # drawn in this process
+        here = none.draw(model, keys)()
+    assert list(forked) == keys and all(png.startswith(b"\x89PNG") for png in forked.values())
+    assert forked == here
 
 
 def test_formatting():
