@@ -82,16 +82,24 @@ def build_report(
     wanted = {ReportFormat(f) for f in formats}
     docs = [name for f in ReportFormat if f in wanted for name in _DOCS[f]]
     with FigureWorkers() as workers:  # they load matplotlib while the model is built
+
+        def draw_per_cell(part: ReportModel) -> None:  # these figures read the per-cell parts only
+            workers.draw(part, [key for key in _figure_keys(part) if key != "speedup"])
+
         model = build_model(
-            results_dirs, pool=pool, every_epoch_column=ReportFormat.csv in wanted, target_acc=target_acc
+            results_dirs,
+            pool=pool,
+            every_epoch_column=ReportFormat.csv in wanted,
+            target_acc=target_acc,
+            on_cells=draw_per_cell,
         )
         keys = _figure_keys(model)
-        drawn = workers.draw(model, keys)
+        workers.draw(model, ["speedup"])
         text = markdown.render(model, keys)
         terminal_text = terminal.render(model)
         answers = summary_json(model)
         body = convert(text) if ReportFormat.html in wanted else None
-        pngs = drawn()
+        pngs = workers.pngs()
 
     def fill(staging: Path) -> None:  # the whole folder, as it will be (report.folder swaps it in)
         (staging / "figures").mkdir()

@@ -1,15 +1,17 @@
 """The report's figures, drawn in forked worker processes while the report's text is rendered.
 
     with FigureWorkers() as workers:        # forked now: they load matplotlib while the model is built
-        model = build_model(dirs)
-        drawn = workers.draw(model, keys)    # starts drawing each figure (markdown.FIGURES keys)
+        model = build_model(dirs, on_cells=lambda part: workers.draw(part, ["epoch_time"]))
+        workers.draw(model, ["speedup"])     # starts drawing (markdown.FIGURES keys)
         text = markdown.render(model, keys)  # meanwhile
-        pngs = drawn()                       # {key: PNG bytes}; a figure's exception is raised here
+        pngs = workers.pngs()                # {key: PNG bytes}; a figure's exception is raised here
 
-The figures depend on the model only, and drawing them (matplotlib's import included) is a large share of a
-big report's time: on two cores or more the workers take it off the main process. The workers are forked,
-so they see this process's modules as they are (a test's monkeypatch included) and nothing is imported
-twice from disk; with one core, or where fork is not offered, the figures are drawn here, when asked for.
+The figures depend on the model only, most of them on its per-cell parts (build_model's on_cells), which
+are known before the speedups; drawing them (matplotlib's import included) is a large share of a big
+report's time: on two cores or more the workers take it off the main process, and start early. The
+workers are forked, so they see this process's modules as they are (a test's monkeypatch included) and
+nothing is imported twice from disk; with one core, or where fork is not offered, the figures are drawn
+here, when asked for.
 The main process never loads matplotlib.
 """
 
@@ -21,6 +23,7 @@ import tempfile
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,10 +35,13 @@ if TYPE_CHECKING:
     from orchestrator.report.model import ReportModel
 
 WORKERS = 2  # at most, and no more than the cores: more would only queue
+NICE = 10  # the workers' niceness, added to this process's
 
 
 def _load() -> None:
-    """A worker's start: load matplotlib and the figure modules before the first figure is asked for."""
+    """A worker's start: load matplotlib and the figure modules before the first figure is asked for. The
+    worker yields the cores to the main process, whose model is the report's longest path."""
+    os.nice(NICE)
     from orchestrator.report import epoch_figures  # noqa: F401  (imports report.figures and pyplot)
 
 
@@ -82,6 +88,7 @@ class FigureWorkers:
             if n >= 1 and forkable
             else None
         )
+        self._drawing: dict[str, Future | Callable[[], bytes]] = {}
         if self._pool is not None:
             self._pool.submit(_load)  # forks the workers now, before this process starts other threads
 
@@ -92,11 +99,14 @@ class FigureWorkers:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
 
-    def draw(self, model: ReportModel, keys: Iterable[str]) -> Callable[[], dict[str, bytes]]:
-        """Start drawing the figures `keys` of `model`; the callable returned waits for them: key -> PNG."""
-        keys = list(keys)
-        if self._pool is None:
-            return lambda: {key: _png(key, model) for key in keys}
-        slim = _slim(model)
-        futures: dict[str, Future] = {key: self._pool.submit(_png, key, slim) for key in keys}
-        return lambda: {key: future.result() for key, future in futures.items()}
+    def draw(self, model: ReportModel, keys: Iterable[str]) -> None:
+        """Start drawing the figures `keys` of `model` (drawn here, by pngs(), where there are no workers)."""
+        slim = _slim(model) if self._pool is not None else model
+        for key in keys:
+            self._drawing[key] = (
+                self._pool.submit(_png, key, slim) if self._pool is not None else partial(_png, key, slim)
+            )
+
+    def pngs(self) -> dict[str, bytes]:
+        """Every figure asked for, key -> PNG, once drawn; a figure's exception is raised here."""
+        return {key: job.result() if isinstance(job, Future) else job() for key, job in self._drawing.items()}
