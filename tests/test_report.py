@@ -17,8 +17,9 @@ from orchestrator.analysis.speedups import bootstrap_speedup_ci
 from orchestrator.cli import app
 from orchestrator.report import build as report
 from orchestrator.report import build_report, figures, sections
+from orchestrator.report.drawing import FigureWorkers
 from orchestrator.report.formats import fmt_params, fmt_pct, fmt_seconds, fmt_speedup, fmt_speedup_ci
-from orchestrator.report.model import ReportModel
+from orchestrator.report.model import ReportModel, build_model
 from orchestrator.results.files import ResultsError, file_key, write_rows
 from trainables.flops import train_flops_per_image
 
@@ -333,6 +334,24 @@ def test_failure_while_drawing_leaves_nothing_written(results, tmp_path, monkeyp
     with pytest.raises(RuntimeError):
         build_report([results], out)
     assert list(out.rglob("*")) == []
+
+
+def test_figures_drawn_by_the_workers_are_those_drawn_here(results):
+    parts = []
+    model = build_model([results], on_cells=parts.append)
+    (part,) = parts  # the per-cell parts, before the speedups: the same as the model's
+    assert part.table.empty and part.summary is model.summary and part.accuracy is model.accuracy
+    assert (part.batch_sizes, part.chance_pct) == (model.batch_sizes, model.chance_pct)
+    keys = ["speedup", "epoch_time", "breakdown"]
+    with FigureWorkers() as workers:  # forked workers where this machine has 2+ cores
+        workers.draw(part, keys[1:])
+        workers.draw(model, keys[:1])
+        forked = workers.pngs()
+    with FigureWorkers(workers=0) as none:  # drawn in this process
+        none.draw(model, keys)
+        here = none.pngs()
+    assert sorted(forked) == sorted(keys) and all(png.startswith(b"\x89PNG") for png in forked.values())
+    assert forked == here
 
 
 def test_formatting():

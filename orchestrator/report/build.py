@@ -6,10 +6,10 @@
     build_report(dirs, out, formats=[ReportFormat.md])   # report.md only (figures are always written)
 
 The numbers are computed once, into a report.model.ReportModel; each renderer reads it (report.markdown,
-report.terminal, report.json, the figures). Nothing is written until every number and figure is
-computed; then the folder is written whole (report.folder.publish): into a staging folder beside it,
-which takes its place, so no file of an earlier report (another --format, a figure that no longer
-applies) stays behind.
+report.terminal, report.json, the figures: drawn by worker processes meanwhile, report.drawing). Nothing
+is written until every number and figure is computed; then the folder is written whole
+(report.folder.publish): into a staging folder beside it, which takes its place, so no file of an earlier
+report (another --format, a figure that no longer applies) stays behind.
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from orchestrator.report import epoch_figures, figures, markdown, terminal
+from orchestrator.report import markdown, terminal
+from orchestrator.report.drawing import FigureWorkers
 from orchestrator.report.folder import publish
 from orchestrator.report.formats import DASH  # noqa: F401  (tests read report.DASH)
-from orchestrator.report.html import write_html
+from orchestrator.report.html import convert, write_html
 from orchestrator.report.json import table_json, write_csv
 from orchestrator.report.markdown import CAPTIONS, FIGURES  # noqa: F401  (re-exported: tests read them)
 from orchestrator.report.model import ReportModel, build_model
@@ -46,15 +47,6 @@ _DOCS = {
     ReportFormat.md: ("report.md",),
     ReportFormat.html: ("report.html",),
     ReportFormat.csv: ("summary.csv", "epochs.csv"),
-}
-
-
-_DRAW = {  # key -> draw(model, path); the functions are looked up on their module at call time
-    "speedup": lambda m, path: figures.speedup_vs_params(m.table, path, m.explained.scaling),
-    "epoch_time": lambda m, path: figures.epoch_time(m.summary, path),
-    "breakdown": lambda m, path: epoch_figures.epoch_breakdown(m.summary, path),
-    "accuracy": lambda m, path: epoch_figures.accuracy_per_epoch(m.accuracy, path, m.chance_pct),
-    "throughput": lambda m, path: epoch_figures.throughput_vs_batch(m.summary, path),
 }
 
 
@@ -89,24 +81,36 @@ def build_report(
     (None: each pair's default)."""
     wanted = {ReportFormat(f) for f in formats}
     docs = [name for f in ReportFormat if f in wanted for name in _DOCS[f]]
-    model = build_model(
-        results_dirs, pool=pool, every_epoch_column=ReportFormat.csv in wanted, target_acc=target_acc
-    )
-    keys = _figure_keys(model)
-    text = markdown.render(model, keys)
-    terminal_text = terminal.render(model)
-    answers = summary_json(model)
+    with FigureWorkers() as workers:  # they load matplotlib while the model is built
+
+        def draw_per_cell(part: ReportModel) -> None:  # these figures read the per-cell parts only
+            workers.draw(part, [key for key in _figure_keys(part) if key != "speedup"])
+
+        model = build_model(
+            results_dirs,
+            pool=pool,
+            every_epoch_column=ReportFormat.csv in wanted,
+            target_acc=target_acc,
+            on_cells=draw_per_cell,
+        )
+        keys = _figure_keys(model)
+        workers.draw(model, ["speedup"])
+        text = markdown.render(model, keys)
+        terminal_text = terminal.render(model)
+        answers = summary_json(model)
+        body = convert(text) if ReportFormat.html in wanted else None
+        pngs = workers.pngs()
 
     def fill(staging: Path) -> None:  # the whole folder, as it will be (report.folder swaps it in)
         (staging / "figures").mkdir()
         for key in keys:
-            _DRAW[key](model, staging / FIGURES[key])
+            (staging / FIGURES[key]).write_bytes(pngs[key])
         (staging / "report.md").write_text(text, encoding="utf-8")
         write_summary(model, staging)
         if ReportFormat.csv in wanted:
             write_csv(model, staging)
         if ReportFormat.html in wanted:
-            write_html(text, staging / "figures", staging / "report.html")  # figures embedded
+            write_html(text, staging / "figures", staging / "report.html", body)  # figures embedded
         if ReportFormat.md not in wanted:
             (staging / "report.md").unlink()  # html only: report.md was its source
 

@@ -75,13 +75,19 @@ def _title(md_text: str) -> str:
     return html_lib.escape(first or "benchctl report")
 
 
-def to_html(md_text: str, figures_dir: Path) -> str:
-    """The self-contained page for `md_text`; images are read from figures_dir by file name. A figure the
-    Markdown links to but figures_dir lacks is a BenchctlError naming it."""
+def convert(md_text: str) -> str:
+    """`md_text` as HTML, its figures not yet embedded: the costly half of to_html, which needs no figure."""
     converter = markdown.Markdown(extensions=["tables"], output_format="html")
     converter.preprocessors.deregister("html_block")  # raw HTML blocks become text
     converter.inlinePatterns.deregister("html")  # and so do inline tags ...
-    body = converter.convert(md_text).replace("&lt;br&gt;", "<br>")  # ... except <br>
+    return converter.convert(md_text).replace("&lt;br&gt;", "<br>")  # ... except <br>
+
+
+def to_html(md_text: str, figures_dir: Path, body: str | None = None) -> str:
+    """The self-contained page for `md_text`; images are read from figures_dir by file name. A figure the
+    Markdown links to but figures_dir lacks is a BenchctlError naming it. `body`: convert(md_text), where
+    the caller has it already."""
+    body = convert(md_text) if body is None else body
 
     def embed(match: re.Match) -> str:
         src = html_lib.unescape(match.group(2))
@@ -98,9 +104,10 @@ def to_html(md_text: str, figures_dir: Path) -> str:
     return PAGE.format(title=_title(md_text), css=CSS.strip(), body=body)
 
 
-def write_html(md_text: str, figures_dir: Path, path: Path) -> Path:
-    """Write to_html(md_text, figures_dir) to `path` through a temp file moved into place (os.replace)."""
-    page = to_html(md_text, figures_dir)
+def write_html(md_text: str, figures_dir: Path, path: Path, body: str | None = None) -> Path:
+    """Write to_html(md_text, figures_dir, body) to `path` through a temp file moved into place
+    (os.replace)."""
+    page = to_html(md_text, figures_dir, body)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # same folder: os.replace stays atomic
     try:

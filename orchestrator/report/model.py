@@ -13,6 +13,7 @@ table and accuracy. ReportModel.of_table makes a model of a speedup table alone.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -195,11 +196,14 @@ def build_model(
     pool: bool = False,
     every_epoch_column: bool = False,
     target_acc: float | None = None,
+    on_cells: Callable[[ReportModel], None] | None = None,
 ) -> ReportModel:
     """Read the sweeps and compute everything the report shows. Sweeps run under different conditions are
     refused unless `pool` (results.pooling); no completed epoch, or a malformed fidelity file, is a
     ResultsError. `every_epoch_column`: keep the epoch columns no number reads (for epochs.csv).
-    `target_acc`: time to accuracy's target (analysis.time_to_accuracy; None: each pair's default)."""
+    `target_acc`: time to accuracy's target (analysis.time_to_accuracy; None: each pair's default).
+    `on_cells`: called, before the speedups are computed, with a model of the per-cell parts only (summary,
+    accuracy, batch_sizes, chance_pct; its table empty), so that what reads only those can start."""
     epochs, trials = _read_all(results_dirs, every_epoch_column)
     pooled = pooling(results_dirs, allow=pool)  # refuses differing conditions unless allowed
     cut_epochs = len(epochs)  # epochs on disk, finished trial or not
@@ -211,14 +215,21 @@ def build_model(
         raise _nothing_to_report(results_dirs, trials, cut_epochs)
     fidelity = read_fidelity(results_dirs)  # a malformed file fails here, before anything is written
     summary = cell_summary(epochs)
+    per_cell = dict(
+        summary=summary,
+        accuracy=accuracy_curves(epochs),
+        batch_sizes=tuple(batch_sizes(epochs)),
+        chance_pct=chance_pct(epochs),
+    )
+    if on_cells is not None:
+        on_cells(ReportModel(table=pd.DataFrame(), **per_cell))
     cells = variants(epochs, summary)  # the Results table and the explained answer pair the same cells
     table = pair_speedups(cells)
     gains = efficiency.efficiency_table(epochs)
     by_device = gains.groupby("device")["hw_class"].nunique()
     return ReportModel.of_table(
         table,
-        summary=summary,
-        accuracy=accuracy_curves(epochs),
+        **per_cell,
         epochs=epochs,
         trials=trials,
         parity=parity.parity_table(epochs),
@@ -232,8 +243,6 @@ def build_model(
         results_dirs=tuple(Path(d) for d in results_dirs),
         n_runs=epochs[list(RUN)].drop_duplicates().shape[0],
         pooled=pooled,
-        batch_sizes=tuple(batch_sizes(epochs)),
-        chance_pct=chance_pct(epochs),
         efficiency_classes=frozenset(by_device[by_device > 1].index),
         study=any(_runs_a_study(d) for d in dirs),
     )
