@@ -90,7 +90,9 @@ class FigureWorkers:
         )
         self._drawing: dict[str, Future | Callable[[], bytes]] = {}
         if self._pool is not None:
-            self._pool.submit(_load)  # forks the workers now, before this process starts other threads
+            # a task forks every worker now (ProcessPoolExecutor forks them all at once), before this
+            # process starts other threads; each loads itself in `initializer` (its niceness added once)
+            self._pool.submit(os.getpid)
 
     def __enter__(self) -> FigureWorkers:
         return self
