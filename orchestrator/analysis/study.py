@@ -12,36 +12,31 @@ against them. Pure data and functions: no I/O.
 
 from __future__ import annotations
 
-from dataclasses import fields
-
 import pandas as pd
 
-from orchestrator.plan.axes import AXES
-from orchestrator.plan.study import BEST, DEVICE, KINDS, PAPER, STUDY, WHAT_IF, ExpectedCell, of_kind
+from orchestrator.plan.study import (
+    BEST,
+    DEVICE,
+    KINDS,
+    PAPER,
+    STUDY,
+    WHAT_IF,
+    ExpectedCell,
+    has_axes,
+    of_kind,
+)
 from trainables.config import PAPER_MODELS, Device, Pipeline, TrialConfig
 
 __all__ = ["BEST", "DEVICE", "KINDS", "PAPER", "STUDY", "WHAT_IF", "ExpectedCell", "matches",
            "measured_cells", "missing_cells", "of_kind", "study_models"]  # fmt: skip
 
 
-# the axes (plan/axes.py) an ExpectedCell does not name (every model is in the study): their default value
-_UNNAMED = [a for a in AXES if a.trial_field not in {"model", *(f.name for f in fields(ExpectedCell))}]
-
-
 def matches(expected: ExpectedCell, cell) -> bool:
     """Whether a measured cell (a row with device, batch_size, pipeline, precision, compile and
-    data_workers, e.g. of analysis.variants) is `expected`: every axis equal, and the DataLoader's
-    workers where the expected cell names them (a CPU cell's: as many as its cores leave, as
-    TrialConfig.data_workers gives them, so the paper's 2 workers are 1 on 2 cores); an axis it does
-    not name at its default."""
-    same = (
-        cell["device"] == expected.device
-        and _int(cell.get("batch_size")) == expected.batch_size
-        and cell["pipeline"] == expected.pipeline
-        and cell["precision"] == expected.precision
-        and cell["compile"] == expected.compile
-        and all(str(cell.get(a.trial_field, a.before)) == a.default for a in _UNNAMED)
-    )
+    data_workers, e.g. of analysis.variants) is `expected`: its axes as plan.study.has_axes says, and
+    the DataLoader's workers where the expected cell names them (a CPU cell's: as many as its cores
+    leave, as TrialConfig.data_workers gives them, so the paper's 2 workers are 1 on 2 cores)."""
+    same = has_axes(expected, cell)
     if not same or expected.workers is None or expected.pipeline is not Pipeline.loader:
         return bool(same)
     workers, cpus = expected.workers, _int(cell.get("cpus_allotted"))

@@ -25,9 +25,11 @@ grids as one sweep (matrix.expand). Which measured cell is which expected one: a
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
+from orchestrator.plan.axes import AXES
 from trainables.config import BATCH_SIZE, WORKERS, Compile, Device, Pipeline, Precision
 
 PAPER, DEVICE, BEST, WHAT_IF = "paper", "device", "best", "what-if"
@@ -124,15 +126,41 @@ def grids(
     return out
 
 
+# the axes (plan/axes.py) an ExpectedCell does not name (every model is in the study): held at their default
+_NAMED = {"model", *(f.name for f in dataclasses.fields(ExpectedCell))}
+_UNNAMED = [a for a in AXES if a.trial_field not in _NAMED]
+
+
+def has_axes(expected: ExpectedCell, cell: Mapping) -> bool:
+    """Whether `cell` (TrialConfig field -> value or its text: a measured row of analysis.variants, a
+    planned trial's to_dict()) has `expected`'s device, batch size, pipeline, precision and compile, and
+    every axis the study does not name at its default (a row older than the axis: its `before` value)."""
+    return (
+        _text(cell.get("device")) == expected.device.value
+        and _int(cell.get("batch_size")) == expected.batch_size
+        and _text(cell.get("pipeline")) == expected.pipeline.value
+        and _text(cell.get("precision")) == expected.precision.value
+        and _text(cell.get("compile")) == expected.compile.value
+        and all(_text(cell.get(a.trial_field, a.before)) == a.default for a in _UNNAMED)
+    )
+
+
+def _int(x) -> int | None:
+    try:
+        return int(x)
+    except (TypeError, ValueError):
+        return None
+
+
 def kinds_of(trial, study: tuple[ExpectedCell, ...] = STUDY) -> str:
     """The kinds of `study`'s cells a planned trial (a TrialConfig) is, e.g. "paper" ("" for none): its
-    device, batch size, pipeline, precision and compile equal, and its workers where the cell names them."""
+    axes as has_axes says, and its workers where the cell names them."""
+    axes = trial.to_dict()
     return ",".join(
         dict.fromkeys(
             c.kind
             for c in study
-            if (c.device, c.batch_size, c.pipeline, c.precision, c.compile)
-            == (trial.device, trial.batch_size, trial.pipeline, trial.precision, trial.compile)
+            if has_axes(c, axes)
             and (c.workers is None or c.pipeline is not Pipeline.loader or c.workers == trial.workers)
         )
     )
